@@ -1,0 +1,3 @@
+from cudafit.cli import main
+
+main()

@@ -1,0 +1,210 @@
+"""The command line: click lives here and only here. Each command turns options into plain values,
+calls the core, prints, and returns an exit code (0 ok, 1 negative answer, 2 bad input)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from cudafit import __version__
+from cudafit.emit import FORMATS
+from cudafit.errors import CudafitError
+from cudafit.machine import MachineOptions
+
+
+def _machine_options(func):
+    options = [
+        click.option("--driver", metavar="VERSION", help="NVIDIA driver version as nvidia-smi prints it; 'none' for no driver."),
+        click.option("--gpu", "gpus", metavar="NAME", multiple=True, help="A GPU by its nvidia-smi name (repeatable)."),
+        click.option("--compute-capability", "ccs", metavar="X.Y", multiple=True, help="A GPU by compute capability (repeatable)."),
+        click.option("--os", "os_name", metavar="linux|windows|macos|wsl", help="The operating system."),
+        click.option("--arch", metavar="x86_64|aarch64", help="The CPU architecture (arm64 = aarch64)."),
+        click.option("--python", metavar="X.Y", help="The target Python."),
+        click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _opts(driver, gpus, ccs, os_name, arch, python, jetson, extras=False) -> MachineOptions:
+    return MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
+                          arch=arch, python=python, jetson=jetson, detect_extras=extras)
+
+
+def _guard(func):
+    """One place turns user errors into a message and exit 2; a bug keeps its traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            code = func(*args, **kwargs)
+        except CudafitError as exc:
+            click.echo(f"cudafit: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code or 0)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cudafit")
+def main() -> None:
+    """The PyTorch build that will actually run on this machine, and why."""
+
+
+def _load():
+    from cudafit.loader import load
+
+    return load()
+
+
+@main.command()
+@click.argument("specs", nargs=-1)
+@_machine_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the CLI contract).")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), help="Print this install form instead of the summary.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the --format output to FILE (atomically).")
+@click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility).")
+@click.option("--cpu", is_flag=True, help="Resolve a CPU-only build even where a GPU is present.")
+@click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
+@_guard
+def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fmt, output, strict_driver, cpu, env_name):
+    """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision."""
+    from cudafit.machine import build_machine
+    from cudafit.pytorch import Policy
+    from cudafit.report import resolution_json, resolution_text
+    from cudafit.solve import resolve as solve
+
+    if output is not None and fmt is None:
+        raise click.UsageError("-o/--output needs --format")
+    matrices = _load()
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
+    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu))
+    if as_json:
+        click.echo(json.dumps(resolution_json(res), indent=2))
+        return 0 if res.ok else 1
+    if not res.ok or fmt is None:
+        click.echo(resolution_text(res), nl=False, err=not res.ok and fmt is not None)
+        return 0 if res.ok else 1
+    from cudafit.emit import EmitOptions, render
+
+    existing = None
+    if output is not None and fmt == "uv-project" and output.exists():
+        try:
+            existing = output.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CudafitError(f"cannot read {output}: {exc.strerror}") from None
+    text = render(fmt, res, EmitOptions(env_name=env_name, existing=existing))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from cudafit.fileio import write_atomic
+
+        write_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+    for warning in res.warnings:
+        click.echo(f"cudafit: warning: {warning}", err=True)
+    return 0
+
+
+@main.command()
+@_machine_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_guard
+def detect(driver, gpus, ccs, os_name, arch, python, jetson, as_json):
+    """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
+    from cudafit.machine import build_machine, machine_json
+
+    matrices = _load()
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, extras=True), matrices)
+    data = machine_json(machine, full=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return 0
+    click.echo(f"os:      {data['os']} ({data['arch']}){' Jetson' if machine.jetson else ''}")
+    click.echo(f"python:  {data['python'] or 'unknown'}")
+    if not machine.driver_known:
+        click.echo("driver:  unknown")
+    else:
+        click.echo(f"driver:  {data['driver'] or 'none'}" + (f" (CUDA {data['cuda_driver_max']} max)" if data["cuda_driver_max"] else ""))
+    for gpu in data["gpus"]:
+        mem = f", {gpu['memory_mib']} MiB" if gpu.get("memory_mib") else ""
+        click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
+    for tk in data["toolkits"]:
+        click.echo(f"toolkit: CUDA {tk['version']} at {tk['path']}")
+    for fw in data["frameworks"]:
+        click.echo(f"package: {fw['name']} {fw['version']}")
+    for warning in data["warnings"]:
+        click.echo(f"warning: {warning}")
+    return 0
+
+
+@main.command()
+@click.argument("specs", nargs=-1)
+@_machine_options
+@click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
+@click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
+@click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]), help="conda: use conda/mamba where the pytorch channel has the build.")
+@click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver.")
+@click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
+@_guard
+def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_run, fmt, strict_driver, cpu):
+    """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
+    from cudafit import install as installer
+    from cudafit.detect import interpreter_version
+    from cudafit.machine import build_machine
+    from cudafit.pytorch import Policy
+    from cudafit.report import resolution_text
+    from cudafit.solve import resolve as solve
+
+    matrices = _load()
+    target = installer.find_target(env)
+    if python is None and env:
+        python = interpreter_version(target.python)
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
+    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu))
+    if not res.ok:
+        click.echo(resolution_text(res), nl=False, err=True)
+        return 1
+    commands = installer.plan(res, target, conda=fmt == "conda")
+    if dry_run:
+        for argv in commands:
+            click.echo(" ".join(argv))
+        return 0
+    code = installer.run(commands, lambda line: click.echo(line, err=True))
+    if code:
+        return code
+    bad = 0
+    for name, wanted, got in installer.verify(res, target):
+        ok = installer.matches(wanted, got)
+        bad += not ok
+        click.echo(f"{'installed' if ok else 'MISMATCH '} {name} {got or 'missing'}" + ("" if ok else f" (wanted {wanted})"))
+    return 1 if bad else 0
+
+
+@main.group()
+def data() -> None:
+    """Inspect and check the embedded data (matrices/)."""
+
+
+@data.command("check")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
+@_guard
+def data_check(folder: Optional[Path]):
+    """Load and validate every data file; exit 2 with file, entry and field on the first problem."""
+    from cudafit.loader import data_dir, load
+
+    m = load(folder, use_cache=False)
+    click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, "
+               f"{len(set(m.gpus.values()))} GPUs, {len(m.torch)} torch releases")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

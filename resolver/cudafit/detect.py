@@ -1,0 +1,318 @@
+"""Read the machine: NVIDIA driver and GPUs, OS/WSL/arch/Jetson, target Python, CUDA toolkits and
+installed frameworks. Never imports torch, tensorflow or jax; every subprocess has a timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from cudafit.errors import InputError
+from cudafit.records import GpuInfo, parse_cc
+
+TIMEOUT_S = 10.0
+QUERY_FIELDS = "name,compute_cap,memory.total,driver_version"
+# Drivers before R510 do not know compute_cap; the GPU table fills it in from the name.
+QUERY_FIELDS_OLD = "name,memory.total,driver_version"
+FRAMEWORKS = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib")
+
+Runner = Callable[[list[str], float], "RunResult"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    returncode: Optional[int]  # None: could not run (missing) or timed out
+    stdout: str
+    stderr: str = ""
+    timed_out: bool = False
+
+
+def run_command(cmd: list[str], timeout: float) -> RunResult:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
+    except subprocess.TimeoutExpired:
+        return RunResult(None, "", "", timed_out=True)
+    except OSError as exc:
+        return RunResult(None, "", str(exc))
+    return RunResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass(frozen=True)
+class DriverReading:
+    driver: Optional[str]  # version text as the driver prints it
+    driver_known: bool  # False: could not tell whether a driver is there
+    gpus: tuple[GpuInfo, ...]
+    gpus_known: bool
+    cuda_driver_max: Optional[str]
+    warnings: tuple[str, ...]
+
+
+# --- parsers (pure functions over real tool output) -----------------------------------------
+
+# Drivers from R610 renamed the banner fields: "Driver Version" became "KMD Version" and "CUDA
+# Version" became "CUDA UMD Version" (NVIDIA's nvidia-smi documentation, change log); both name the
+# same facts, so both spellings are read.
+_DRIVER_RE = re.compile(r"(?:Driver|KMD) Version\s*:\s*([0-9]+(?:\.[0-9]+){1,2})")
+_CUDA_RE = re.compile(r"CUDA(?: UMD| Driver)? Version\s*:\s*([0-9]+\.[0-9]+)")
+_PROC_RE = re.compile(r"NVRM version:.*?\s([0-9]{3,}\.[0-9]+(?:\.[0-9]+)?)\s")
+_NA = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", ""}
+
+
+def parse_banner(text: str) -> tuple[Optional[str], Optional[str]]:
+    """Driver and CUDA version from plain `nvidia-smi` output."""
+    driver = _DRIVER_RE.search(text)
+    cuda = _CUDA_RE.search(text)
+    return (driver.group(1) if driver else None, cuda.group(1) if cuda else None)
+
+
+def parse_proc_version(text: str) -> Optional[str]:
+    """Driver version from /proc/driver/nvidia/version."""
+    match = _PROC_RE.search(text)
+    return match.group(1) if match else None
+
+
+def parse_query(text: str, with_cc: bool, source: str = "nvidia-smi") -> tuple[Optional[str], tuple[GpuInfo, ...]]:
+    """Parse `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` output.
+
+    Raises InputError naming the line and value when a line has the wrong shape."""
+    expected = QUERY_FIELDS if with_cc else QUERY_FIELDS_OLD
+    ncols = expected.count(",") + 1
+    gpus = []
+    drivers = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) != ncols:
+            raise InputError(
+                f"{source} output line {lineno}: expected {ncols} comma-separated fields ({expected}), got {line.strip()!r}"
+            )
+        name = cols[0]
+        cc = None
+        if with_cc and cols[1] not in _NA:
+            try:
+                cc = parse_cc(cols[1])
+            except ValueError:
+                raise InputError(f"{source} output line {lineno}: compute_cap {cols[1]!r} is not MAJOR.MINOR") from None
+        mem_text = cols[-2].removesuffix("MiB").strip()
+        memory = None
+        if mem_text not in _NA:
+            if not mem_text.isdigit():
+                raise InputError(f"{source} output line {lineno}: memory.total {cols[-2]!r} is not a number of MiB")
+            memory = int(mem_text)
+        driver = cols[-1]
+        try:
+            Version(driver)
+        except InvalidVersion:
+            raise InputError(f"{source} output line {lineno}: driver_version {driver!r} is not a version") from None
+        drivers.add(driver)
+        gpus.append(GpuInfo(name=name or None, compute_capability=cc, memory_mib=memory))
+    return (sorted(drivers)[0] if drivers else None), tuple(gpus)
+
+
+# --- the driver and GPUs ---------------------------------------------------------------------
+
+
+def nvidia_smi_candidates(os_name: str) -> list[str]:
+    found = []
+    on_path = shutil.which("nvidia-smi") or shutil.which("nvidia-smi.exe")
+    if on_path:
+        found.append(on_path)
+    if os_name == "wsl":
+        found.append("/usr/lib/wsl/lib/nvidia-smi")
+    if os_name == "windows":
+        system_root = os.environ.get("SystemRoot", r"C:\Windows")
+        found.append(os.path.join(system_root, "System32", "nvidia-smi.exe"))
+        program_files = os.environ.get("ProgramFiles", r"C:\Program Files")
+        found.append(os.path.join(program_files, "NVIDIA Corporation", "NVSMI", "nvidia-smi.exe"))
+    return [p for p in dict.fromkeys(found) if os.path.isfile(p)]
+
+
+def read_driver(
+    os_name: str,
+    *,
+    run: Runner = run_command,
+    candidates: Optional[list[str]] = None,
+    proc_version: Path = Path("/proc/driver/nvidia/version"),
+    want_banner: bool = True,
+) -> DriverReading:
+    warnings: list[str] = []
+    smi = (candidates if candidates is not None else nvidia_smi_candidates(os_name))
+    proc_driver = None
+    try:
+        proc_driver = parse_proc_version(proc_version.read_text(errors="replace"))
+    except OSError:
+        pass
+    if not smi:
+        if proc_driver:
+            return DriverReading(proc_driver, True, (), False, None,
+                                 (f"NVIDIA driver {proc_driver} is loaded but nvidia-smi was not found; GPUs unknown",))
+        return DriverReading(None, True, (), True, None, ())
+    exe = smi[0]
+    result = run([exe, f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"], TIMEOUT_S)
+    with_cc = True
+    if result.returncode not in (0, None) and "compute_cap" in (result.stdout + result.stderr):
+        with_cc = False
+        result = run([exe, f"--query-gpu={QUERY_FIELDS_OLD}", "--format=csv,noheader,nounits"], TIMEOUT_S)
+    if result.timed_out:
+        warnings.append(f"{exe} did not answer within {TIMEOUT_S:.0f} s; GPUs unknown")
+        return DriverReading(proc_driver, proc_driver is not None, (), False, None, tuple(warnings))
+    output = (result.stdout or "") + (result.stderr or "")
+    if result.returncode is None:
+        warnings.append(f"could not run {exe}: {result.stderr.strip() or 'unknown error'}; GPUs unknown")
+        return DriverReading(proc_driver, proc_driver is not None, (), False, None, tuple(warnings))
+    if "No devices were found" in output:
+        return DriverReading(proc_driver, proc_driver is not None, (), True, None,
+                             ("nvidia-smi reports no NVIDIA GPU",))
+    if result.returncode != 0:
+        first = output.strip().splitlines()[0] if output.strip() else f"exit code {result.returncode}"
+        warnings.append(f"nvidia-smi failed: {first}; GPUs unknown")
+        return DriverReading(proc_driver, proc_driver is not None, (), False, None, tuple(warnings))
+    driver, gpus = parse_query(result.stdout, with_cc)
+    if not gpus:
+        return DriverReading(driver or proc_driver, True, (), True, None, ("nvidia-smi reports no NVIDIA GPU",))
+    cuda = None
+    if want_banner:
+        banner = run([exe], TIMEOUT_S)
+        if banner.returncode == 0:
+            cuda = parse_banner(banner.stdout)[1]
+    return DriverReading(driver, True, gpus, True, cuda, tuple(warnings))
+
+
+# --- OS, arch, Jetson -------------------------------------------------------------------------
+
+
+def detect_os() -> str:
+    if sys.platform.startswith("win"):
+        return "windows"
+    if sys.platform == "darwin":
+        return "macos"
+    release = platform.uname().release.lower()
+    if "microsoft" in release or "wsl" in release:
+        return "wsl"
+    return "linux"
+
+
+def normalize_arch(machine: str) -> str:
+    machine = machine.lower()
+    if machine in ("amd64", "x86_64", "x64"):
+        return "x86_64"
+    if machine in ("arm64", "aarch64", "armv8", "arm64e"):
+        return "aarch64"
+    return machine
+
+
+def detect_jetson(release_file: Path = Path("/etc/nv_tegra_release")) -> bool:
+    return release_file.exists()
+
+
+# --- the target Python and what is installed in it --------------------------------------------
+
+
+def target_prefix() -> Optional[Path]:
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        value = os.environ.get(var)
+        if value:
+            return Path(value)
+    return None
+
+
+def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
+    cfg = prefix / "pyvenv.cfg"
+    try:
+        for line in cfg.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("version_info", "version"):
+                parts = value.strip().split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                    return f"{parts[0]}.{parts[1]}"
+    except OSError:
+        pass
+    for exe in (prefix / "bin" / "python", prefix / "python.exe", prefix / "Scripts" / "python.exe"):
+        if exe.exists():
+            return interpreter_version(str(exe), run)
+    return None
+
+
+def interpreter_version(exe: str, run: Runner = run_command) -> Optional[str]:
+    result = run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], TIMEOUT_S)
+    text = result.stdout.strip()
+    if result.returncode == 0 and re.fullmatch(r"\d+\.\d+", text):
+        return text
+    return None
+
+
+def detect_python(run: Runner = run_command) -> Optional[str]:
+    prefix = target_prefix()
+    if prefix is not None:
+        return python_of_prefix(prefix, run)
+    exe = shutil.which("python") or shutil.which("python3")
+    return interpreter_version(exe, run) if exe else None
+
+
+def site_packages(prefix: Path) -> list[Path]:
+    return sorted(prefix.glob("lib/python3*/site-packages")) + [p for p in [prefix / "Lib" / "site-packages"] if p.is_dir()]
+
+
+def installed_distributions(prefix: Optional[Path]) -> dict[str, str]:
+    """name -> version for every distribution in an environment, read from .dist-info folder
+    names (no import, no subprocess). The running interpreter's environment when prefix is None."""
+    from packaging.utils import canonicalize_name
+
+    dirs = site_packages(prefix) if prefix is not None else [Path(p) for p in sys.path if p.endswith("site-packages")]
+    found: dict[str, str] = {}
+    for folder in dirs:
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.suffix != ".dist-info":
+                continue
+            name, _, version = entry.stem.partition("-")
+            if version:
+                found.setdefault(canonicalize_name(name), version)
+    return found
+
+
+def detect_toolkits() -> list[dict]:
+    roots = set()
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            roots.add(Path(os.environ[var]))
+    for var, value in os.environ.items():
+        if var.startswith("CUDA_PATH_V"):
+            roots.add(Path(value))
+    base = Path("/usr/local")
+    try:
+        roots.update(p for p in base.iterdir() if p.name.startswith("cuda"))
+    except OSError:
+        pass
+    found = {}
+    for root in roots:
+        version = toolkit_version(root)
+        if version:
+            found[str(root.resolve())] = version
+    return [{"version": v, "path": p} for p, v in sorted(found.items())]
+
+
+def toolkit_version(root: Path) -> Optional[str]:
+    try:
+        data = json.loads((root / "version.json").read_text())
+        return str(data["cuda"]["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        match = re.search(r"CUDA Version\s+([0-9.]+)", (root / "version.txt").read_text())
+        return match.group(1) if match else None
+    except OSError:
+        return None

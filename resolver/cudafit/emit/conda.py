@@ -1,0 +1,49 @@
+"""conda commands. Releases up to 2.5 come from the pytorch and nvidia channels when that channel
+built the chosen CUDA version; the channel ended with 2.5 (pytorch/pytorch#138506), so later
+releases, and builds the channel never had, are installed as the PyTorch wheels into the conda
+environment."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.version import Version
+
+from cudafit.emit import EmitOptions
+from cudafit.emit.pip import commands
+from cudafit.records import Candidate, Resolution
+
+LAST_CHANNEL_RELEASE = Version("2.5.99")
+
+
+def channel_packages(resolution: Resolution) -> Optional[tuple[list[str], list[str]]]:
+    """(packages, channels) for the pytorch channel, or None where it has no such build."""
+    torch: Optional[Candidate] = next((c for c in resolution.candidates if c.family == "torch"), None)
+    if torch is None or len(resolution.candidates) != 1 or torch.version > LAST_CHANNEL_RELEASE:
+        return None
+    names = {"torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+    pkgs = [f"{names[p.name]}=={p.version}" for p in torch.packages]
+    variant = torch.variant
+    if variant.kind == "cpu":
+        if resolution.machine.os != "macos":
+            pkgs.append("cpuonly")
+        return pkgs, ["pytorch"]
+    if variant.kind != "cuda" or torch.cuda not in torch.conda_channel_cuda:
+        return None
+    if torch.version < Version("1.13"):
+        # Before 1.13 the CUDA runtime came as cudatoolkit, partly from conda-forge.
+        return pkgs + [f"cudatoolkit={torch.cuda}"], ["pytorch", "conda-forge"]
+    return pkgs + [f"pytorch-cuda={torch.cuda}"], ["pytorch", "nvidia"]
+
+
+def render(resolution: Resolution, options: EmitOptions) -> str:
+    python = resolution.machine.python
+    create = f"conda create -n {options.env_name}" + (f" python={python}" if python else "") + " pip"
+    route = channel_packages(resolution)
+    lines = [create, f"conda activate {options.env_name}"]
+    if route is not None:
+        pkgs, channels = route
+        lines.append("conda install " + " ".join(pkgs) + "".join(f" -c {c}" for c in channels))
+    else:
+        lines.extend(commands(resolution, "python -m pip install"))
+    return "\n".join(lines) + "\n"

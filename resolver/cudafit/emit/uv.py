@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from cudafit.emit import EmitOptions
+from cudafit.emit.pip import commands
+from cudafit.records import Resolution
+
+
+def render(resolution: Resolution, options: EmitOptions) -> str:
+    return "\n".join(commands(resolution, "uv pip install")) + "\n"

@@ -1,0 +1,101 @@
+"""Run the install a Resolution calls for, into the active environment or --env, then read back
+what got installed. Commands are argument lists (no shell), printed before they run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from cudafit import detect
+from cudafit.emit import by_index
+from cudafit.emit.conda import channel_packages
+from cudafit.errors import InputError
+from cudafit.records import Resolution
+
+
+@dataclass(frozen=True)
+class Target:
+    python: str  # interpreter of the environment
+    prefix: Path
+
+
+def find_target(env: Optional[str]) -> Target:
+    if env:
+        path = Path(env)
+        if path.is_file():
+            prefix = path.parent.parent if path.parent.name in ("bin", "Scripts") else path.parent
+            return Target(str(path), prefix)
+        if path.is_dir():
+            for exe in (path / "bin" / "python", path / "Scripts" / "python.exe", path / "python.exe"):
+                if exe.exists():
+                    return Target(str(exe), path)
+        raise InputError(f"--env {env!r}: not an environment folder (no bin/python inside) or a Python interpreter")
+    prefix = detect.target_prefix()
+    if prefix is not None:
+        return find_target(str(prefix))
+    exe = shutil.which("python") or shutil.which("python3") or sys.executable
+    return Target(exe, Path(exe).resolve().parent.parent)
+
+
+def plan(res: Resolution, target: Target, *, conda: bool = False, which: Callable = shutil.which) -> list[list[str]]:
+    if conda:
+        route = channel_packages(res)
+        tool = which("mamba") or which("conda")
+        if route is not None:
+            if tool is None:
+                raise InputError("--format conda: neither mamba nor conda is on PATH")
+            pkgs, channels = route
+            argv = [tool, "install", "-y", "-p", str(target.prefix), *pkgs]
+            for channel in channels:
+                argv += ["-c", channel]
+            return [argv]
+    uv = which("uv")
+    out = []
+    for index_url, pins in by_index(res.packages):
+        if uv:
+            argv = [uv, "pip", "install", "--python", target.python]
+        else:
+            argv = [target.python, "-m", "pip", "install"]
+        if index_url:
+            argv += ["--index-url", index_url]
+        out.append(argv + [p.requirement for p in pins])
+    return out
+
+
+def run(commands: list[list[str]], echo: Callable[[str], None]) -> int:
+    for argv in commands:
+        echo("$ " + " ".join(argv))
+        try:
+            code = subprocess.call(argv)
+        except OSError as exc:
+            raise InputError(f"cannot run {argv[0]}: {exc.strerror}") from None
+        if code != 0:
+            echo(f"cudafit: the install command failed (exit {code})")
+            return 1
+    return 0
+
+
+def verify(res: Resolution, target: Target) -> list[tuple[str, str, Optional[str]]]:
+    """(name, wanted, installed) for every package of the set."""
+    installed = detect.installed_distributions(target.prefix)
+    rows = []
+    for pin in res.packages:
+        wanted = pin.requirement.split("==", 1)[1]
+        rows.append((pin.name, wanted, installed.get(pin.name)))
+    return rows
+
+
+def matches(wanted: str, got: Optional[str]) -> bool:
+    if got is None:
+        return False
+    # A pin without a local tag accepts any local build (PEP 440), as pip does.
+    return got == wanted or ("+" not in wanted and got.split("+")[0] == wanted)
+
+
+def environ_python_note() -> str:
+    return os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "the python on PATH"

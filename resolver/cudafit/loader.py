@@ -1,0 +1,556 @@
+"""Read matrices/*.toml, validate every fact, and build the typed Matrices record.
+
+Parsing and validating the TOML takes tens of milliseconds, which would dominate a pre-commit run,
+so the built record is cached (pickled) under a key made of the data bytes and this package's
+code; any change to either rebuilds it. A cache that cannot be read or written is skipped.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import pickle
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from cudafit import __version__
+from cudafit.errors import DataError
+from cudafit.gpus import normalize_gpu_name
+from cudafit.records import (
+    CC,
+    PLATFORMS,
+    Architecture,
+    CompatFloor,
+    GpuModel,
+    Matrices,
+    Toolkit,
+    TorchRelease,
+    TorchVariant,
+    parse_cc,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+SCHEMA = 1
+UNKNOWN = "unknown"
+SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_CUDA_TAG = re.compile(r"^cu(\d+)$")
+
+
+def data_dir() -> Path:
+    """Where the data lives: $CUDAFIT_DATA_DIR, else the cudafit.matrices package (the wheel and
+    editable installs map matrices/ there), else the source checkout."""
+    override = os.environ.get("CUDAFIT_DATA_DIR")
+    if override:
+        return Path(override)
+    import importlib.util
+
+    spec = importlib.util.find_spec("cudafit.matrices")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "matrices"
+
+
+def _data_files(root: Path) -> list[Path]:
+    files = sorted(root.glob("*.toml")) + sorted(root.glob("*/*.toml"))
+    if not files:
+        raise DataError(f"{root}: no data files (*.toml) found")
+    return files
+
+
+def _cache_dir() -> Optional[Path]:
+    if os.environ.get("CUDAFIT_NO_CACHE"):
+        return None
+    override = os.environ.get("CUDAFIT_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("cudafit", appauthor=False))
+
+
+def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
+    root = data_dir() if root is None else root
+    files = _data_files(root)
+    blobs = []
+    for path in files:
+        try:
+            blobs.append(path.read_bytes())
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
+    cache = _cache_dir() if use_cache else None
+    cache_file = None
+    if cache is not None:
+        digest = hashlib.sha256(__version__.encode())
+        for module in (Path(__file__), Path(__file__).with_name("records.py")):
+            digest.update(module.read_bytes())
+        for path, blob in zip(files, blobs):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + blob)
+        cache_file = cache / f"matrices-{digest.hexdigest()[:32]}.pickle"
+        try:
+            with open(cache_file, "rb") as fh:
+                cached = pickle.load(fh)
+            if isinstance(cached, Matrices):
+                return cached
+        except Exception:
+            pass  # missing, stale or unreadable cache: rebuild below
+    matrices = build(root, files, blobs)
+    if cache_file is not None:
+        _write_cache(cache_file, matrices)
+    return matrices
+
+
+def _write_cache(cache_file: Path, matrices: Matrices) -> None:
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        for old in cache_file.parent.glob("matrices-*.pickle"):
+            old.unlink(missing_ok=True)
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(matrices, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass  # a read-only home costs speed, not correctness
+
+
+# --- validation helpers ---------------------------------------------------------------------
+
+
+class _Entry:
+    """One table of a data file, with the context needed for a precise error message."""
+
+    def __init__(self, file: str, where: str, raw: Any, sources: Optional[set[str]] = None):
+        if not isinstance(raw, dict):
+            raise DataError(f"{file}: {where}: expected a table, got {raw!r}")
+        self.file, self.where, self.raw, self.sources = file, where, raw, sources
+        self.used: set[str] = set()
+
+    def fail(self, key: str, problem: str) -> DataError:
+        value = self.raw.get(key, None)
+        shown = f" (got {value!r})" if key in self.raw else ""
+        return DataError(f"{self.file}: {self.where}: field '{key}': {problem}{shown}")
+
+    def get(self, key: str, check: Callable[[Any], Any], *, required: bool = True, default: Any = None) -> Any:
+        self.used.add(key)
+        if key not in self.raw:
+            if required:
+                raise self.fail(key, "missing")
+            return default
+        try:
+            return check(self.raw[key])
+        except (ValueError, TypeError, InvalidVersion, InvalidSpecifier) as exc:
+            raise self.fail(key, str(exc)) from None
+
+    def finish(self) -> None:
+        self.used.update(("notes", "source"))
+        unknown = sorted(set(self.raw) - self.used)
+        if unknown:
+            raise DataError(f"{self.file}: {self.where}: unknown field(s) {', '.join(unknown)}")
+        if self.sources is not None:
+            src = self.raw.get("source")
+            if src is None:
+                raise self.fail("source", "missing: every fact names its source")
+            if not isinstance(src, list) or not src or not all(isinstance(s, str) for s in src):
+                raise self.fail("source", "expected a non-empty list of keys of [sources]")
+            for key in src:
+                if key not in self.sources:
+                    raise self.fail("source", f"names {key!r}, which is not in this file's [sources]")
+        notes = self.raw.get("notes")
+        if notes is not None and not isinstance(notes, str):
+            raise self.fail("notes", "expected a string")
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError("expected a non-empty string")
+    return value
+
+
+def _version(value: Any) -> Version:
+    return Version(_str(value))
+
+
+_DRIVER = re.compile(r"^\d{3,}(\.\d+){0,2}$")
+
+
+def _driver_or_unknown(value: Any) -> Optional[str]:
+    if value == UNKNOWN:
+        return None
+    if not isinstance(value, str) or not _DRIVER.match(value):
+        raise ValueError('expected a driver version like "525.60.13", a branch like "570", or "unknown"')
+    return value
+
+
+def _str_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise TypeError("expected a list of strings")
+    return value
+
+
+def _cc_set(value: Any) -> frozenset[CC]:
+    return frozenset(parse_cc(v) for v in _str_list(value))
+
+
+def _cc_set_or_unknown(value: Any) -> Optional[frozenset[CC]]:
+    return None if value == UNKNOWN else _cc_set(value)
+
+
+def _pythons(value: Any) -> frozenset[str]:
+    items = _str_list(value)
+    for item in items:
+        if not _PYTHON.match(item):
+            raise ValueError(f"{item!r} is not a Python version like 3.12")
+    if not items:
+        raise ValueError("expected at least one Python version")
+    return frozenset(items)
+
+
+def _platforms(value: Any) -> frozenset[str]:
+    items = _str_list(value)
+    for item in items:
+        if item not in PLATFORMS:
+            raise ValueError(f"{item!r} is not one of {', '.join(PLATFORMS)}")
+    return frozenset(items)
+
+
+def _date(value: Any) -> str:
+    text = _str(value)
+    datetime.date.fromisoformat(text)
+    return text
+
+
+def _pins(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of distribution = specifier")
+    pins = {}
+    for name, spec in value.items():
+        SpecifierSet(_str(spec))
+        pins[canonicalize_name(name)] = spec
+    return pins
+
+
+def _header(file: str, doc: dict) -> set[str]:
+    top = _Entry(file, "top level", {k: v for k, v in doc.items() if not isinstance(v, (dict, list)) or k == "sources"})
+    schema = top.get("schema", lambda v: v)
+    if schema != SCHEMA:
+        raise top.fail("schema", f"this cudafit reads schema {SCHEMA}")
+    top.get("data_date", _date)
+    sources = doc.get("sources")
+    if not isinstance(sources, dict) or not sources:
+        raise DataError(f"{file}: top level: a [sources] table naming every source is required")
+    for key, text in sources.items():
+        if not isinstance(text, str) or not text.strip():
+            raise DataError(f"{file}: [sources]: '{key}' needs a description of the source")
+    return set(sources)
+
+
+def _entries(file: str, doc: dict, key: str, label: str) -> list[dict]:
+    items = doc.get(key, [])
+    if not isinstance(items, list):
+        raise DataError(f"{file}: '{key}' must be an array of tables ([[{key}]])")
+    return items
+
+
+# --- the files ------------------------------------------------------------------------------
+
+
+def _parse(path: Path, root: Path, blob: bytes) -> tuple[str, dict]:
+    rel = str(path.relative_to(root))
+    try:
+        return rel, tomllib.loads(blob.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{path}: not valid TOML: {exc}") from None
+
+
+def build(root: Path, files: list[Path], blobs: list[bytes]) -> Matrices:
+    docs = dict(_parse(p, root, b) for p, b in zip(files, blobs))
+    for required in ("nvidia.toml", "gpus.toml", "pytorch/index.toml"):
+        if required not in docs:
+            raise DataError(f"{root}: missing data file {required}")
+    dates = []
+    compat, toolkits, archs = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
+    gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
+    index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
+    torch: list[TorchRelease] = []
+    seen: dict[Version, str] = {}
+    for rel in sorted(docs):
+        if rel.startswith("pytorch/torch-"):
+            for release in _torch_file(rel, docs[rel], toolkits, dates):
+                if release.version in seen:
+                    raise DataError(f"{rel}: torch {release.version} is also defined in {seen[release.version]}")
+                seen[release.version] = rel
+                torch.append(release)
+    unexpected = set(docs) - {"nvidia.toml", "gpus.toml", "pytorch/index.toml"} - {
+        r for r in docs if r.startswith("pytorch/torch-")
+    }
+    if unexpected:
+        raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
+    torch.sort(key=lambda r: r.version, reverse=True)
+    return Matrices(
+        data_date=max(dates),
+        compat=compat,
+        toolkits=toolkits,
+        architectures=archs,
+        gpus=gpus,
+        torch=tuple(torch),
+        torch_index=index,
+    )
+
+
+def _nvidia(file: str, doc: dict, dates: list[str]):
+    sources = _header(file, doc)
+    dates.append(doc["data_date"])
+    toolkits: dict[tuple[int, int], Toolkit] = {}
+    for i, raw in enumerate(_entries(file, doc, "toolkit", "toolkit"), 1):
+        e = _Entry(file, f"[[toolkit]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = e.get("version", _version)
+        if len(version.release) != 2:
+            raise e.fail("version", "expected MAJOR.MINOR")
+        key = (version.major, version.minor)
+        if key in toolkits:
+            raise e.fail("version", "defined twice")
+        toolkits[key] = Toolkit(
+            version=version,
+            linux_driver_min=e.get("linux_driver_min", _driver_or_unknown),
+            windows_driver_min=e.get("windows_driver_min", _driver_or_unknown),
+            targets=e.get("targets", _cc_set_or_unknown),
+        )
+        e.finish()
+    if not toolkits:
+        raise DataError(f"{file}: no [[toolkit]] entries")
+    compat: dict[int, CompatFloor] = {}
+    raw_compat = doc.get("compat", {})
+    if not isinstance(raw_compat, dict):
+        raise DataError(f"{file}: 'compat' must be a table of [compat.MAJOR] tables")
+    for major_text, raw in raw_compat.items():
+        e = _Entry(file, f"[compat.{major_text}]", raw, sources)
+        if not major_text.isdigit():
+            raise DataError(f"{file}: [compat.{major_text}]: the key must be a CUDA major version")
+        major = int(major_text)
+        if not any(k[0] == major for k in toolkits):
+            raise DataError(f"{file}: [compat.{major_text}]: no [[toolkit]] of CUDA {major}.x")
+        compat[major] = CompatFloor(
+            major=major,
+            linux_driver_min=e.get("linux_driver_min", _driver_or_unknown),
+            windows_driver_min=e.get("windows_driver_min", _driver_or_unknown),
+        )
+        e.finish()
+    archs: list[Architecture] = []
+    owner: dict[CC, str] = {}
+    for i, raw in enumerate(_entries(file, doc, "architecture", "architecture"), 1):
+        e = _Entry(file, f"[[architecture]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        arch = Architecture(
+            name=e.get("name", _str),
+            compute_capabilities=e.get("compute_capabilities", _cc_set),
+            first_driver=e.get("first_driver", _driver_or_unknown),
+            last_driver=e.get("last_driver", _driver_or_unknown, required=False),
+        )
+        for cc in arch.compute_capabilities:
+            if cc in owner:
+                raise e.fail("compute_capabilities", f"{cc[0]}.{cc[1]} is already in {owner[cc]}")
+            owner[cc] = arch.name
+        e.finish()
+        archs.append(arch)
+    return compat, toolkits, tuple(archs)
+
+
+def _gpus(file: str, doc: dict, archs: tuple[Architecture, ...], dates: list[str]) -> dict[str, GpuModel]:
+    sources = _header(file, doc)
+    dates.append(doc["data_date"])
+    known_ccs = {cc for a in archs for cc in a.compute_capabilities}
+    table: dict[str, GpuModel] = {}
+    for i, raw in enumerate(_entries(file, doc, "gpu", "gpu"), 1):
+        e = _Entry(file, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        cc = e.get("compute_capability", lambda v: parse_cc(_str(v)))
+        if cc not in known_ccs:
+            raise e.fail("compute_capability", "belongs to no [[architecture]] in nvidia.toml")
+        segment = e.get("segment", _str)
+        if segment not in SEGMENTS:
+            raise e.fail("segment", f"expected one of {', '.join(sorted(SEGMENTS))}")
+        memory = e.get("memory_gb", _positive_number, required=False)
+        model = GpuModel(name=e.get("name", _str), compute_capability=cc, memory_gb=memory, segment=segment)
+        for spelling in [model.name, *e.get("aliases", _str_list, required=False, default=[])]:
+            key = normalize_gpu_name(spelling)
+            if key in table:
+                raise e.fail("name", f"{spelling!r} is already listed as {table[key].name!r}")
+            table[key] = model
+        e.finish()
+    return table
+
+
+def _positive_number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError("expected a positive number")
+    return value
+
+
+def _torch_index(file: str, doc: dict, dates: list[str]) -> str:
+    sources = _header(file, doc)
+    dates.append(doc["data_date"])
+    e = _Entry(file, "top level", {k: v for k, v in doc.items() if k not in ("schema", "data_date", "sources")}, sources)
+    url = e.get("url", _str)
+    if "{variant}" not in url or not url.startswith("https://"):
+        raise e.fail("url", "expected an https URL template containing {variant}")
+    e.finish()
+    return url
+
+
+def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TorchRelease]:
+    sources = _header(file, doc)
+    dates.append(doc["data_date"])
+    line = doc.get("line")
+    expected_line = file.removeprefix("pytorch/torch-").removesuffix(".toml")
+    if line != expected_line:
+        raise DataError(f"{file}: top level: field 'line': expected {expected_line!r} to match the file name (got {line!r})")
+    for key in doc:
+        if key not in ("schema", "data_date", "sources", "line", "release", "variant", "notes"):
+            raise DataError(f"{file}: top level: unknown field '{key}'")
+
+    releases: list[dict[str, Any]] = []
+    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
+        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = e.get("version", _version)
+        if f"{version.major}.{version.minor}" != line:
+            raise e.fail("version", f"does not belong to release line {line}")
+        platforms = e.get("platforms", _platforms)
+        pypi_variant = e.get("pypi_variant", _variant_map, required=False, default={})
+        for platform in pypi_variant:
+            if platform not in platforms:
+                raise e.fail("pypi_variant", f"names platform {platform!r}, which is not in this release's platforms")
+        releases.append(
+            dict(
+                entry=e,
+                version=version,
+                date=e.get("date", _date),
+                python=e.get("python", _pythons),
+                platforms=platforms,
+                torchvision=e.get("torchvision", _companion, required=False),
+                torchaudio=e.get("torchaudio", _companion, required=False),
+                conda_cuda=tuple(e.get("conda_cuda", _str_list, required=False, default=[])),
+                pypi_variant=pypi_variant,
+                source=tuple(raw.get("source", ())),
+            )
+        )
+        e.finish()
+    if not releases:
+        raise DataError(f"{file}: no [[release]] entries")
+    by_version = {r["version"]: r for r in releases}
+    if len(by_version) != len(releases):
+        raise DataError(f"{file}: a torch release is listed twice")
+
+    variants: dict[Version, list[TorchVariant]] = {v: [] for v in by_version}
+    for i, raw in enumerate(_entries(file, doc, "variant", "variant"), 1):
+        e = _Entry(file, f"[[variant]] #{i} ({raw.get('tag', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        variant, applies = _variant(e, by_version, toolkits)
+        e.finish()
+        for version in applies:
+            for other in variants[version]:
+                if other.tag == variant.tag and other.platforms & variant.platforms:
+                    raise e.fail("platforms", f"torch {version}+{variant.tag} is already defined for {sorted(other.platforms & variant.platforms)}")
+            variants[version].append(variant)
+
+    out = []
+    for version, r in by_version.items():
+        e = r["entry"]
+        pypi_only = []
+        for platform, tag in r["pypi_variant"].items():
+            if any(v.tag == tag and platform in v.platforms for v in variants[version]):
+                continue
+            if tag != "cpu":
+                raise e.fail("pypi_variant", f"{platform} = {tag!r} names no [[variant]] of torch {version} on that platform")
+            # A CPU build that only PyPI serves (macOS, older aarch64): the entry itself is the fact.
+            pypi_only.append(platform)
+        if pypi_only:
+            variants[version].append(TorchVariant(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI"))
+        out.append(
+            TorchRelease(
+                version=version,
+                date=r["date"],
+                python=r["python"],
+                platforms=r["platforms"],
+                torchvision=r["torchvision"],
+                torchaudio=r["torchaudio"],
+                conda_cuda=r["conda_cuda"],
+                pypi_variant=r["pypi_variant"],
+                variants=tuple(variants[version]),
+                source=r["source"],
+            )
+        )
+    return out
+
+
+def _companion(value: Any) -> str:
+    return str(_version(value))
+
+
+def _variant_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of platform = variant tag")
+    for platform, tag in value.items():
+        if platform not in PLATFORMS:
+            raise ValueError(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+        _str(tag)
+    return dict(value)
+
+
+def _variant(e: _Entry, by_version: dict[Version, Any], toolkits: dict) -> tuple[TorchVariant, list[Version]]:
+    tag = e.get("tag", _str)
+    releases = e.get("releases", _str_list, required=False)
+    if releases is None:
+        applies = list(by_version)
+    else:
+        applies = []
+        for text in releases:
+            version = Version(text)
+            if version not in by_version:
+                raise e.fail("releases", f"names torch {text}, which has no [[release]] in this file")
+            applies.append(version)
+    platforms = e.get("platforms", _platforms)
+    python = e.get("python", _pythons, required=False)
+    notes = e.raw.get("notes", "")
+    match = _CUDA_TAG.match(tag)
+    if match:
+        cuda = e.get("cuda", _version)
+        if len(cuda.release) != 2:
+            raise e.fail("cuda", "expected MAJOR.MINOR")
+        if match.group(1) != f"{cuda.major}{cuda.minor}":
+            raise e.fail("cuda", f"does not match the tag {tag!r}")
+        toolkit = toolkits.get((cuda.major, cuda.minor))
+        if toolkit is None:
+            raise e.fail("cuda", "names a CUDA version with no [[toolkit]] in nvidia.toml")
+        cudnn = e.get("cudnn", _str)
+        sass = e.get("sass", _cc_set_or_unknown)
+        ptx = e.get("ptx", _cc_set_or_unknown)
+        for field, ccs in (("sass", sass), ("ptx", ptx)):
+            if ccs and toolkit.targets is not None:
+                impossible = sorted(ccs - toolkit.targets)
+                if impossible:
+                    shown = ", ".join(f"{a}.{b}" for a, b in impossible)
+                    raise e.fail(field, f"CUDA {cuda} cannot target {shown} (nvidia.toml [[toolkit]] {cuda} targets)")
+        pins = e.get("pins", _pins, required=False)
+        variant = TorchVariant(
+            tag=tag, kind="cuda", platforms=platforms, cuda=cuda,
+            cudnn=None if cudnn == UNKNOWN else cudnn, sass=sass, ptx=ptx, python=python, pins=pins, notes=notes,
+        )
+    elif tag == "cpu":
+        variant = TorchVariant(tag=tag, kind="cpu", platforms=platforms, python=python, notes=notes)
+    elif tag.startswith("rocm"):
+        rocm = e.get("rocm", _str)
+        if tag != f"rocm{rocm}":
+            raise e.fail("rocm", f"does not match the tag {tag!r}")
+        variant = TorchVariant(tag=tag, kind="rocm", platforms=platforms, rocm=rocm, python=python, notes=notes)
+    else:
+        variant = TorchVariant(tag=tag, kind="other", platforms=platforms, python=python, notes=notes)
+    return variant, applies

@@ -1,0 +1,181 @@
+"""PyTorch (torch, torchvision, torchaudio): the candidates that run on a machine, best first.
+
+Preference, documented for users in README "How cudafit chooses":
+1. builds verified to carry code for every GPU before builds whose architecture list is unknown;
+2. the newest torch release that satisfies the specs and has a build that runs here;
+3. within it, a build with native SASS for every GPU before one that needs PTX JIT;
+4. then the highest CUDA version the driver runs (the newest kernels and libraries); when the
+   driver is unknown, the build with the lowest driver requirement, since that is the safe bet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudafit import rules
+from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TorchRelease, TorchVariant, driver_key
+
+FAMILY = "torch"
+MEMBERS = ("torch", "torchvision", "torchaudio")
+
+
+@dataclass(frozen=True)
+class Policy:
+    strict_driver: bool = False
+    cpu: bool = False
+
+
+def package_source(release: TorchRelease, variant: TorchVariant, platform: str, template: str) -> tuple[Optional[str], Optional[str]]:
+    """(index_url, local tag) for a build: None index means PyPI.
+
+    On Linux the PyTorch index is used even when PyPI serves the same build, so that the variant is
+    pinned by its local tag and never swapped by a resolver. Elsewhere PyPI serves the default build
+    (CPU on Windows, MPS on macOS) without a local tag. PyTorch's aarch64 CPU wheels carry no +cpu."""
+    if not platform.startswith("linux") and release.pypi_variant.get(platform) == variant.tag:
+        return None, None
+    if platform.startswith("macos"):
+        return None, None
+    if platform == "linux-aarch64" and variant.kind == "cpu":
+        if release.pypi_variant.get(platform) == "cpu":
+            return None, None
+        return template.format(variant=variant.tag), None
+    return template.format(variant=variant.tag), variant.tag
+
+
+def candidates(
+    specs: dict[str, SpecifierSet],
+    machine: Machine,
+    matrices: Matrices,
+    policy: Policy,
+) -> tuple[list[Candidate], list[Rejection]]:
+    rejected: list[Rejection] = []
+    platform = machine.platform
+    torch_spec = specs.get("torch", SpecifierSet())
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+
+    ranked: list[tuple[tuple, Candidate]] = []
+    for age, release in enumerate(matrices.torch):  # newest first
+        subject = f"torch {release.version}"
+        if not torch_spec.contains(release.version, prereleases=True):
+            rejected.append(Rejection(subject, "spec", f"does not satisfy torch{torch_spec}"))
+            continue
+        companion_problem = _companions(release, specs)
+        if companion_problem:
+            rejected.append(Rejection(subject, "spec", companion_problem))
+            continue
+        if platform not in release.platforms:
+            rejected.append(Rejection(subject, "platform", f"no torch wheels for {platform}"))
+            continue
+        options = []
+        for variant in release.variants:
+            if platform not in variant.platforms:
+                continue
+            label = f"torch {release.version}+{variant.tag}"
+            pythons = variant.python or release.python
+            if machine.python is not None and machine.python not in pythons:
+                rejected.append(Rejection(label, "python", f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
+                continue
+            verdict = _judge(release, variant, machine, matrices, policy, driver_problem)
+            if isinstance(verdict, Rejection):
+                rejected.append(verdict)
+                continue
+            options.append((*verdict, variant))
+        for (unverified, jit, preference), why, warnings, variant in options:
+            candidate = _candidate(release, variant, specs, machine, matrices, why, warnings)
+            ranked.append(((unverified, age, jit, preference), candidate))
+    ranked.sort(key=lambda item: item[0])
+    return [candidate for _key, candidate in ranked], rejected
+
+
+def _python_range(pythons: frozenset[str]) -> str:
+    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}-{ordered[-1]}"
+
+
+def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Optional[str]:
+    for name in ("torchvision", "torchaudio"):
+        if name not in specs:
+            continue
+        paired = getattr(release, name)
+        if paired is None:
+            return f"no {name} release pairs with torch {release.version} in cudafit's data"
+        if not specs[name].contains(Version(paired), prereleases=True):
+            return f"pairs with {name} {paired}, which does not satisfy {name}{specs[name]}"
+    return None
+
+
+def _judge(release, variant, machine, matrices, policy, driver_problem):
+    """Either a Rejection or ((sort key), why, warnings)."""
+    label = f"torch {release.version}+{variant.tag}"
+    on_mac = machine.os == "macos"
+    if variant.kind == "cpu":
+        gpu_here = machine.driver is not None or (not machine.driver_known) or bool(machine.gpus)
+        if gpu_here and not policy.cpu and not on_mac:
+            return Rejection(label, "accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
+        why = "CPU build (Metal/MPS on Apple silicon)" if on_mac else ("CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver")
+        return ((0, 0, 0), (why,), ())
+    if variant.kind == "rocm":
+        return Rejection(label, "accelerator", "ROCm build, for AMD GPUs")
+    if variant.kind != "cuda":
+        return Rejection(label, "accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
+    if policy.cpu:
+        return Rejection(label, "accelerator", "CUDA build; --cpu asked for a CPU build")
+    if machine.driver_known and machine.driver is None:
+        return Rejection(label, "driver", "CUDA build; this machine has no NVIDIA driver")
+    if machine.jetson:
+        return Rejection(label, "platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T); use NVIDIA's Jetson builds of PyTorch")
+    if driver_problem:
+        return Rejection(label, "driver", driver_problem)
+    driver = rules.check_driver(matrices, machine, variant.cuda, policy.strict_driver)
+    if not driver.ok:
+        return Rejection(label, driver.constraint, driver.reason)
+    arch, needs_jit = rules.check_arch(matrices, machine, variant.cuda, variant.sass, variant.ptx)
+    if not arch.ok:
+        return Rejection(label, arch.constraint, arch.reason)
+    # Conservative with unknowns: a build whose GPU support is unverified ranks after every
+    # verified build, even of older releases.
+    unverified = int(variant.sass is None and any(g.compute_capability for g in machine.gpus))
+    warnings = tuple(w for w in (driver.warning, arch.warning) if w)
+    if variant.cudnn is None:
+        warnings += (f"cuDNN version of torch {release.version}+{variant.tag} is unknown in cudafit's data",)
+    if machine.driver_known:
+        preference = -(variant.cuda.major * 1000 + variant.cuda.minor)
+    else:
+        floor, _ = rules.driver_floor(matrices, machine, variant.cuda, policy.strict_driver)
+        preference = driver_key(floor or "999999")[0] * 1000 + variant.cuda.minor
+    why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}",)
+    return ((unverified, int(needs_jit), preference), why, warnings)
+
+
+def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
+    platform = machine.platform
+    index_url, local = package_source(release, variant, platform, matrices.torch_index)
+    packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url)]
+    extra_warnings = list(warnings)
+    for name in ("torchvision", "torchaudio"):
+        if name in specs:
+            version = getattr(release, name)
+            packages.append(PackagePin(name, version, local, variant.tag, index_url))
+            line = ".".join(version.split(".")[:2])
+            if name == "torchaudio" and line != f"{release.version.major}.{release.version.minor}":
+                extra_warnings.append(
+                    f"torchaudio {version} is the newest release and declares support for torch {release.version}; "
+                    f"it was built against torch {line}"
+                )
+    cuda = f"{variant.cuda}" if variant.kind == "cuda" else None
+    return Candidate(
+        family=FAMILY,
+        version=release.version,
+        variant=variant,
+        packages=tuple(packages),
+        cuda=cuda,
+        cudnn=variant.cudnn if variant.kind == "cuda" else None,
+        pins=dict(variant.pins or {}),
+        why=tuple(why),
+        warnings=tuple(extra_warnings),
+        conda_channel_cuda=release.conda_cuda,
+    )

@@ -1,0 +1,219 @@
+"""Typed, immutable records shared by the loader, detector, solver and emitters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from packaging.version import Version
+
+# A compute capability as (major, minor): (8, 6) is sm_86.
+CC = tuple[int, int]
+
+PLATFORMS = (
+    "linux-x86_64",
+    "linux-aarch64",
+    "windows-x86_64",
+    "windows-arm64",
+    "macos-arm64",
+    "macos-x86_64",
+)
+
+
+def driver_key(text: str) -> tuple[int, ...]:
+    """Comparable form of a driver version; a branch "570" sorts before every 570.x.y."""
+    return tuple(int(part) for part in text.split("."))
+
+
+def cc_str(cc: CC) -> str:
+    return f"{cc[0]}.{cc[1]}"
+
+
+def parse_cc(text: str) -> CC:
+    """'8.6' -> (8, 6); raises ValueError on anything else."""
+    major, dot, minor = text.strip().partition(".")
+    if not dot or not major.isdigit() or not minor.isdigit():
+        raise ValueError(f"not a compute capability (expected MAJOR.MINOR like 8.6): {text!r}")
+    return int(major), int(minor)
+
+
+# --- matrices -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompatFloor:
+    """CUDA minor-version compatibility: the oldest driver that runs any build of this major."""
+
+    major: int
+    linux_driver_min: Optional[str]  # driver versions stay text: "450.80.02" must print as such
+    windows_driver_min: Optional[str]
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    version: Version  # major.minor
+    linux_driver_min: Optional[str]  # None: unknown
+    windows_driver_min: Optional[str]
+    targets: Optional[frozenset[CC]]  # None: unknown
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    compute_capabilities: frozenset[CC]
+    first_driver: Optional[str]  # a branch ("570") or a full version
+    last_driver: Optional[str]
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    name: str
+    compute_capability: CC
+    memory_gb: Optional[float]
+    segment: str
+
+
+@dataclass(frozen=True)
+class TorchVariant:
+    tag: str  # cu124, cpu, rocm6.2
+    kind: str  # "cuda" | "cpu" | "rocm" | "other"
+    platforms: frozenset[str]
+    cuda: Optional[Version] = None
+    rocm: Optional[str] = None
+    cudnn: Optional[str] = None  # None for CUDA builds means unknown
+    sass: Optional[frozenset[CC]] = None  # None: unknown
+    ptx: Optional[frozenset[CC]] = None
+    python: Optional[frozenset[str]] = None  # None: as the release
+    pins: Optional[dict[str, str]] = None  # None: unknown
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: Version
+    date: str
+    python: frozenset[str]
+    platforms: frozenset[str]
+    torchvision: Optional[str]
+    torchaudio: Optional[str]
+    conda_cuda: tuple[str, ...]
+    pypi_variant: dict[str, str]
+    variants: tuple[TorchVariant, ...]
+    source: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Matrices:
+    data_date: str
+    compat: dict[int, CompatFloor]
+    toolkits: dict[tuple[int, int], Toolkit]
+    architectures: tuple[Architecture, ...]
+    gpus: dict[str, GpuModel]  # normalised name (and alias) -> model
+    torch: tuple[TorchRelease, ...]  # newest first
+    torch_index: str  # URL template with {variant}
+
+    def toolkit(self, cuda: Version) -> Optional[Toolkit]:
+        return self.toolkits.get((cuda.major, cuda.minor))
+
+    def architecture(self, cc: CC) -> Optional[Architecture]:
+        for arch in self.architectures:
+            if cc in arch.compute_capabilities:
+                return arch
+        return None
+
+
+# --- the machine ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    name: Optional[str]
+    compute_capability: Optional[CC]
+    memory_mib: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    os: Optional[str]  # linux | windows | macos | wsl
+    arch: Optional[str]  # x86_64 | aarch64
+    python: Optional[str]  # "3.12"
+    driver: Optional[str]  # None with driver_known=True means: no NVIDIA driver
+    driver_known: bool = True
+    gpus: tuple[GpuInfo, ...] = ()
+    gpus_known: bool = True
+    jetson: bool = False
+    cuda_driver_max: Optional[str] = None
+    toolkits: tuple[dict, ...] = ()
+    frameworks: tuple[dict, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def has_driver(self) -> bool:
+        return self.driver is not None
+
+    @property
+    def platform(self) -> Optional[str]:
+        if self.os is None or self.arch is None:
+            return None
+        os_key = "linux" if self.os == "wsl" else self.os
+        arch = self.arch
+        if os_key in ("macos", "windows") and arch == "aarch64":
+            arch = "arm64"
+        return f"{os_key}-{arch}"
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackagePin:
+    name: str
+    version: str  # public version, e.g. 2.5.1
+    local: Optional[str]  # local tag, e.g. cu124; None when the index serves it without one
+    variant: str
+    index_url: Optional[str]  # None: PyPI
+
+    @property
+    def requirement(self) -> str:
+        full = f"{self.version}+{self.local}" if self.local else self.version
+        return f"{self.name}=={full}"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    subject: str  # "torch 2.5.1+cu124"
+    constraint: str  # driver | compute-capability | python | platform | spec | os | data
+    reason: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    family: str
+    version: Version
+    variant: TorchVariant
+    packages: tuple[PackagePin, ...]
+    cuda: Optional[str]
+    cudnn: Optional[str]
+    pins: dict[str, str]
+    why: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    conda_channel_cuda: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.family} {self.version}+{self.variant.tag}"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    ok: bool
+    machine: Machine
+    candidates: tuple[Candidate, ...] = ()
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    rejections: tuple[Rejection, ...] = field(default=())
+
+    @property
+    def packages(self) -> tuple[PackagePin, ...]:
+        return tuple(p for c in self.candidates for p in c.packages)

@@ -1,0 +1,134 @@
+"""The CUDA facts every framework shares: will this driver load a build, and does the build carry
+code for this GPU. Pure functions over Matrices and Machine; each answer carries its reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from packaging.version import Version
+
+from cudafit.records import CC, GpuInfo, Machine, Matrices, cc_str, driver_key
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str  # why it fails, or how it passes
+    warning: Optional[str] = None
+    constraint: str = ""
+
+
+def _uses_windows_driver(machine: Machine) -> bool:
+    # Under WSL2 the Linux side sees the Windows driver, and nvidia-smi prints its version
+    # (566.36, say), so the Windows column of NVIDIA's table applies.
+    return machine.os in ("windows", "wsl")
+
+
+def driver_floor(matrices: Matrices, machine: Machine, cuda: Version, strict: bool) -> tuple[Optional[str], str]:
+    """The oldest driver that loads a CUDA `cuda` build, and which rule sets it.
+
+    By default NVIDIA's minor-version compatibility applies (any 12.x build runs on the 12.0-era
+    driver floor); strict mode demands the toolkit's own driver. CUDA 10.x has no minor-version
+    compatibility, so its own driver is the floor either way."""
+    windows = _uses_windows_driver(machine)
+    toolkit = matrices.toolkit(cuda)
+    own = None
+    if toolkit is not None:
+        own = toolkit.windows_driver_min if windows else toolkit.linux_driver_min
+    compat = matrices.compat.get(cuda.major)
+    if not strict and compat is not None:
+        floor = compat.windows_driver_min if windows else compat.linux_driver_min
+        if floor is not None:
+            return floor, f"CUDA {cuda.major}.x minor-version compatibility floor"
+    return own, f"CUDA {cuda} toolkit driver"
+
+
+def own_driver(matrices: Matrices, machine: Machine, cuda: Version) -> Optional[str]:
+    toolkit = matrices.toolkit(cuda)
+    if toolkit is None:
+        return None
+    return toolkit.windows_driver_min if _uses_windows_driver(machine) else toolkit.linux_driver_min
+
+
+def check_driver(matrices: Matrices, machine: Machine, cuda: Version, strict: bool) -> Verdict:
+    floor, rule = driver_floor(matrices, machine, cuda, strict)
+    side = "Windows" if _uses_windows_driver(machine) else "Linux"
+    if floor is None:
+        return Verdict(False, f"the {side} driver needed for CUDA {cuda} is unknown in cudafit's data", constraint="driver")
+    if not machine.driver_known:
+        return Verdict(True, f"needs {side} driver >= {floor} ({rule})",
+                       warning=f"CUDA {cuda} build needs {side} driver >= {floor} ({rule}); the driver was not checked")
+    if machine.driver is None:
+        return Verdict(False, "no NVIDIA driver", constraint="driver")
+    if driver_key(machine.driver) < driver_key(floor):
+        return Verdict(False, f"driver {machine.driver} < {floor} ({rule})", constraint="driver")
+    return Verdict(True, f"driver {machine.driver} >= {floor} ({rule})")
+
+
+def check_gpu_support_by_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
+    """A reason when the driver itself cannot drive a GPU (only possible for a described machine)."""
+    if machine.driver is None:
+        return None
+    for gpu in machine.gpus:
+        if gpu.compute_capability is None:
+            continue
+        arch = matrices.architecture(gpu.compute_capability)
+        if arch is None:
+            continue
+        if arch.first_driver and driver_key(machine.driver) < driver_key(arch.first_driver):
+            return f"driver {machine.driver} predates {arch.name} support (needs the R{arch.first_driver} branch or newer) for {gpu_label(gpu)}"
+        if arch.last_driver and driver_key(machine.driver)[0] > driver_key(arch.last_driver)[0]:
+            return f"driver {machine.driver} is newer than the last branch supporting {arch.name} (R{arch.last_driver}) for {gpu_label(gpu)}"
+    return None
+
+
+def gpu_label(gpu: GpuInfo) -> str:
+    cc = f"sm_{gpu.compute_capability[0]}{gpu.compute_capability[1]}" if gpu.compute_capability else "unknown sm"
+    return f"{gpu.name} ({cc})" if gpu.name else cc
+
+
+def check_arch(
+    matrices: Matrices,
+    machine: Machine,
+    cuda: Version,
+    sass: Optional[frozenset[CC]],
+    ptx: Optional[frozenset[CC]],
+) -> tuple[Verdict, bool]:
+    """Does the build carry code for every GPU? Returns (verdict, needs_jit).
+
+    SASS runs on GPUs of the same major with an equal or higher minor; PTX is JIT-compiled by the
+    driver for any equal-or-newer GPU, but a driver older than the toolkit that wrote the PTX
+    cannot compile it, even under minor-version compatibility."""
+    known = [g for g in machine.gpus if g.compute_capability is not None]
+    if not known:
+        return Verdict(True, "GPU architecture not checked", warning=None), False
+    if sass is None:
+        return Verdict(True, "architecture list unknown",
+                       warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+    needs_jit = False
+    for gpu in known:
+        cc = gpu.compute_capability
+        if any(s[0] == cc[0] and s[1] <= cc[1] for s in sass):
+            continue
+        ptx_ok = ptx is not None and any(p <= cc for p in ptx)
+        if not ptx_ok:
+            have = ", ".join(f"sm_{a}{b}" for a, b in sorted(sass)) or "none"
+            ptx_text = "unknown" if ptx is None else (", ".join(f"compute_{a}{b}" for a, b in sorted(ptx)) or "none")
+            return Verdict(False, f"no kernel image for {gpu_label(gpu)}: SASS {have}; PTX {ptx_text}",
+                           constraint="compute-capability"), False
+        own = own_driver(matrices, machine, cuda)
+        if machine.driver is not None and (own is None or driver_key(machine.driver) < driver_key(own)):
+            return Verdict(False, f"{gpu_label(gpu)} needs PTX JIT, which needs the CUDA {cuda} driver "
+                                  f"({own or 'unknown'}); driver is {machine.driver}", constraint="compute-capability"), False
+        needs_jit = True
+    if needs_jit:
+        return Verdict(True, "runs through PTX JIT", warning="no SASS for this GPU: kernels are JIT-compiled from PTX (slow first start, larger cache)"), True
+    shown = ", ".join(sorted({f"sm_{g.compute_capability[0]}{g.compute_capability[1]}" for g in known}))
+    return Verdict(True, f"SASS for {shown}"), False
+
+
+def min_cc_note(sass: Optional[frozenset[CC]]) -> str:
+    if not sass:
+        return "unknown"
+    return ", ".join(cc_str(c) for c in sorted(sass))

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import responses
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory, monkeypatch):
+    """No test reaches the network or the real home directory."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(home / ".cache" / "cudafit"))
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDAFIT_DATA_DIR", "CUDAFIT_NO_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    with responses.RequestsMock(assert_all_requests_are_fired=False):
+        yield
+
+
+@pytest.fixture(scope="session")
+def matrices():
+    from cudafit.loader import load
+
+    return load(use_cache=False)
+
+
+@pytest.fixture
+def fake_smi(tmp_path, monkeypatch):
+    """Put a fake nvidia-smi on PATH that replays a case file of tests/fixtures/nvidia-smi/."""
+
+    def install(case: str, *, hang: bool = False) -> Path:
+        bindir = tmp_path / "bin"
+        bindir.mkdir(exist_ok=True)
+        script = bindir / "nvidia-smi"
+        script.write_text(_script(FIXTURES / "nvidia-smi" / f"{case}.toml", hang))
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+        monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        return script
+
+    return install
+
+
+def _script(case: Path, hang: bool) -> str:
+    return textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys, time
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:
+            import tomli as tomllib
+        if {hang!r}:
+            time.sleep(60)
+        case = tomllib.load(open({str(case)!r}, "rb"))
+        args = sys.argv[1:]
+        if not args:
+            part = case.get("banner", {{"rc": 0, "stdout": ""}})
+        elif "compute_cap" in " ".join(args):
+            part = case["query"]
+        else:
+            part = case.get("query_old", case["query"])
+        sys.stdout.write(part["stdout"])
+        sys.exit(part["rc"])
+        """)
