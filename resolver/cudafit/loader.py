@@ -439,6 +439,7 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 torchvision=e.get("torchvision", _companion, required=False),
                 torchaudio=e.get("torchaudio", _companion, required=False),
                 conda_cuda=tuple(e.get("conda_cuda", _str_list, required=False, default=[])),
+                python_by_platform=e.get("python_by_platform", _python_map, required=False, default={}),
                 pypi_variant=pypi_variant,
                 source=tuple(raw.get("source", ())),
             )
@@ -484,6 +485,7 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 torchaudio=r["torchaudio"],
                 conda_cuda=r["conda_cuda"],
                 pypi_variant=r["pypi_variant"],
+                python_by_platform=r["python_by_platform"],
                 variants=tuple(variants[version]),
                 source=r["source"],
             )
@@ -493,6 +495,17 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
 
 def _companion(value: Any) -> str:
     return str(_version(value))
+
+
+def _python_map(value: Any) -> dict[str, frozenset[str]]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of platform = [Python versions]")
+    out = {}
+    for platform, pythons in value.items():
+        if platform not in PLATFORMS:
+            raise ValueError(f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+        out[platform] = _pythons(pythons)
+    return out
 
 
 def _variant_map(value: Any) -> dict[str, str]:

@@ -75,7 +75,7 @@ def candidates(
             if platform not in variant.platforms:
                 continue
             label = f"torch {release.version}+{variant.tag}"
-            pythons = variant.python or release.python
+            pythons = variant.python or release.pythons(platform)
             if machine.python is not None and machine.python not in pythons:
                 rejected.append(Rejection(label, "python", f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
                 continue

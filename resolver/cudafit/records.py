@@ -100,6 +100,10 @@ class TorchRelease:
     pypi_variant: dict[str, str]
     variants: tuple[TorchVariant, ...]
     source: tuple[str, ...] = ()
+    python_by_platform: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        return self.python_by_platform.get(platform, self.python)
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,16 @@ def check_arch(
     if not known:
         return Verdict(True, "GPU architecture not checked", warning=None), False
     if sass is None:
+        # The build's list is unknown, but the toolkit bounds it: CUDA 12.6 cannot have compiled
+        # SASS for sm_120, nor CUDA 13.0 for sm_61. Without known PTX, such a GPU is ruled out.
+        toolkit = matrices.toolkit(cuda)
+        if toolkit is not None and toolkit.targets is not None:
+            for gpu in known:
+                cc = gpu.compute_capability
+                if not any(t[0] == cc[0] and t[1] <= cc[1] for t in toolkit.targets):
+                    if ptx is None or not any(p <= cc for p in ptx):
+                        return Verdict(False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is "
+                                              f"{'unknown' if ptx is None else 'too new'}", constraint="compute-capability"), False
         return Verdict(True, "architecture list unknown",
                        warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
     needs_jit = False

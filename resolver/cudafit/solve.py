@@ -31,7 +31,7 @@ def parse_specs(texts: list[str], machine: Machine) -> dict[str, dict[str, Speci
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
-            raise InputError(f"spec {text!r}: not a PEP 508 requirement ({exc})") from None
+            raise InputError(f"spec {text!r}{_column(str(exc))}: not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
         name = req.name.lower().replace("_", "-")
         if name in _NOT_YET:
             raise InputError(f"spec {text!r}: {name} is not in this cudafit's data yet; it knows torch, torchvision and torchaudio")
@@ -49,6 +49,15 @@ def parse_specs(texts: list[str], machine: Machine) -> dict[str, dict[str, Speci
         if name != "torch":
             members.setdefault("torch", SpecifierSet())
     return families
+
+
+def _column(message: str) -> str:
+    """packaging prints the spec indented by 4 with a caret line under it; keep the caret's
+    column (1-based), so the message stays on one line."""
+    for line in message.splitlines()[2:]:
+        if "^" in line and set(line.strip()) <= {"^", "~"}:
+            return f", column {line.index('^') - 3}"
+    return ""
 
 
 def _marker_env(machine: Machine) -> dict[str, str]:
@@ -161,9 +170,14 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
             continue
         grouped: dict[tuple[str, str], list[str]] = {}
         for r in mine:
+            # Requested-away releases and builds for other accelerators explain nothing here.
+            if r.constraint in ("spec", "accelerator"):
+                continue
             grouped.setdefault((r.constraint, r.reason), []).append(r.subject.split(" ", 1)[1])
         for (constraint, reason), subjects in grouped.items():
             out.append(f"{constraint}: {family} {_compact(subjects)}: {reason}")
+        if any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):
+            out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
     if not out:
         out.append("no combination of the frameworks' builds can share one environment")
     return out

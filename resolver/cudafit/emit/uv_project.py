@@ -65,5 +65,9 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         uv["sources"] = sources
     else:
         uv.pop("sources", None)
+    if not uv:
+        doc["tool"].pop("uv")
+        if not doc["tool"]:
+            doc.pop("tool")
     body = tomli_w.dumps(doc)
     return body if options.existing else f"# {header(resolution)}\n{body}"

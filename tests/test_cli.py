@@ -1,0 +1,218 @@
+"""The command line through its contract (../shared/cli-contract.md): options, JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit import detect
+from cudafit.cli import main
+from cudafit.loader import data_dir
+
+LINUX_3090 = ["--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "535.104.05",
+              "--gpu", "NVIDIA GeForce RTX 3090"]
+
+
+def cli(*args, **kw):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False, **kw)
+    return result
+
+
+def test_resolve_json_contract():
+    result = cli("resolve", "torch<2.9", *LINUX_3090, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True
+    assert data["machine"] == {"os": "linux", "arch": "x86_64", "python": "3.11", "driver": "535.104.05",
+                               "gpus": [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}]}
+    assert data["packages"] == [{"name": "torch", "version": "2.8.0", "variant": "cu128",
+                                 "index_url": "https://download.pytorch.org/whl/cu128",
+                                 "requirement": "torch==2.8.0+cu128"}]
+    assert data["cuda"] == "12.8" and data["cudnn"]
+    assert data["commands"]["pip"] == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128"
+    assert data["commands"]["uv"].startswith("uv pip install --index-url")
+    assert data["notes"] and all(isinstance(n, str) for n in data["notes"])
+
+
+def test_resolve_default_spec_is_torch():
+    data = json.loads(cli("resolve", *LINUX_3090, "--json").stdout)
+    assert [p["name"] for p in data["packages"]] == ["torch"]
+
+
+def test_no_solution_is_exit_1_with_conflicts():
+    result = cli("resolve", "torch<2.7", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                 "--driver", "570.124.04", "--gpu", "NVIDIA GeForce RTX 5090", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and data["machine"]["driver"] == "570.124.04"
+    assert any("sm_120" in c for c in data["conflicts"])
+
+
+def test_cpu_machine_gets_null_cuda():
+    data = json.loads(cli("resolve", "torch<2.9", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                          "--driver", "none", "--json").stdout)
+    assert data["cuda"] is None and data["cudnn"] is None
+    assert data["packages"][0]["variant"] == "cpu"
+
+
+def test_arm64_is_aarch64():
+    data = json.loads(cli("resolve", "torch<2.9", "--os", "macos", "--arch", "arm64", "--python", "3.12", "--json").stdout)
+    assert data["machine"]["arch"] == "aarch64"
+    assert data["packages"][0]["index_url"] is None
+
+
+BAD = [
+    (["--driver", "abc"], "--driver 'abc': expected an NVIDIA driver version"),
+    (["--driver", "535"], "--driver '535': expected an NVIDIA driver version"),
+    (["--python", "3"], "--python '3': expected a Python version like 3.12"),
+    (["--compute-capability", "eight"], "--compute-capability 'eight': expected MAJOR.MINOR"),
+    (["--os", "beos"], "--os 'beos': expected one of linux, windows, macos, wsl"),
+    (["--arch", "sparc"], "--arch 'sparc': expected x86_64 or aarch64"),
+    (["--gpu", "NVIDIA GeForce RTX 9999 Fake"], "--gpu 'NVIDIA GeForce RTX 9999 Fake': not in cudafit's GPU table"),
+    (["torch>>2"], "spec 'torch>>2', column 6: not a PEP 508 requirement"),
+    (["numpy"], "spec 'numpy': unknown framework 'numpy'"),
+    (["torch[cuda]"], "spec 'torch[cuda]': torch has no extras cudafit knows"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_exit_2_one_line(args, message):
+    base = ["--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "535.104.05"]
+    result = cli("resolve", *_merge(base, args))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("cudafit: error: ")
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def _merge(base, args):
+    """Options in `args` replace the same option in `base`."""
+    out, skip = [], set(a for a in args if a.startswith("--"))
+    it = iter(base)
+    for opt in it:
+        value = next(it)
+        if opt not in skip:
+            out += [opt, value]
+    return out + args
+
+
+def test_bad_format_is_usage_error():
+    result = cli("resolve", *LINUX_3090, "--format", "nope")
+    assert result.exit_code == 2 and "Invalid value for '--format'" in result.stderr
+
+
+def test_output_written_atomically(tmp_path):
+    out = tmp_path / "requirements.txt"
+    result = cli("resolve", "torch<2.9", *LINUX_3090, "--format", "requirements", "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text().splitlines()[1:] == ["--index-url https://download.pytorch.org/whl/cu128", "torch==2.8.0+cu128"]
+    assert [p.name for p in tmp_path.iterdir()] == ["requirements.txt"]
+
+
+def test_unwritable_output_is_exit_2_and_leaves_nothing(tmp_path):
+    out = tmp_path / "missing-dir" / "req.txt"
+    result = cli("resolve", *LINUX_3090, "--format", "pip", "-o", str(out))
+    assert result.exit_code == 2 and f"cannot write {out}" in result.stderr
+    assert not out.parent.exists()
+
+
+def test_output_needs_format(tmp_path):
+    assert cli("resolve", *LINUX_3090, "-o", str(tmp_path / "x")).exit_code == 2
+
+
+def test_failed_resolution_writes_no_file(tmp_path):
+    out = tmp_path / "req.txt"
+    result = cli("resolve", "torch<2", "torch>3", *LINUX_3090, "--format", "requirements", "-o", str(out))
+    assert result.exit_code == 1 and not out.exists()
+
+
+def test_uv_project_updates_existing_file(tmp_path):
+    out = tmp_path / "pyproject.toml"
+    out.write_text('[project]\nname = "mine"\nversion = "1"\ndependencies = ["numpy"]\n')
+    assert cli("resolve", "torch<2.9", *LINUX_3090, "--format", "uv-project", "-o", str(out)).exit_code == 0
+    text = out.read_text()
+    assert 'name = "mine"' in text and '"numpy"' in text and '"torch==2.8.0+cu128"' in text and "explicit = true" in text
+
+
+def test_broken_data_is_exit_2(tmp_path, monkeypatch):
+    copy = tmp_path / "m"
+    shutil.copytree(data_dir(), copy)
+    (copy / "nvidia.toml").write_text("schema = 1\n[oops\n")
+    monkeypatch.setenv("CUDAFIT_DATA_DIR", str(copy))
+    result = cli("resolve", *LINUX_3090)
+    assert result.exit_code == 2
+    assert "nvidia.toml: not valid TOML" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_data_check():
+    result = cli("data", "check")
+    assert result.exit_code == 0 and "ok (data of" in result.stdout
+
+
+def test_detect_json_with_fake_nvidia_smi(fake_smi):
+    fake_smi("mixed-4090-1080ti-550")
+    result = cli("detect", "--json", "--python", "3.12")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) >= {"os", "arch", "python", "driver", "cuda_driver_max", "gpus", "toolkits", "frameworks"}
+    assert data["driver"] == "550.54.14" and data["cuda_driver_max"] == "12.4"
+    assert data["gpus"] == [
+        {"name": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9", "memory_mib": 24564},
+        {"name": "NVIDIA GeForce GTX 1080 Ti", "compute_capability": "6.1", "memory_mib": 11264},
+    ]
+
+
+def test_detect_old_driver_fills_compute_capability_from_table(fake_smi):
+    fake_smi("v100-470-old")
+    data = json.loads(cli("detect", "--json", "--python", "3.10").stdout)
+    assert data["gpus"][0]["compute_capability"] == "7.0"
+
+
+def test_resolve_on_detected_machine(fake_smi):
+    fake_smi("rtx5090-570")
+    data = json.loads(cli("resolve", "torch<2.9", "--python", "3.12", "--os", "linux", "--arch", "x86_64", "--json").stdout)
+    assert data["packages"][0]["requirement"] == "torch==2.8.0+cu128"
+
+
+def test_garbled_nvidia_smi_is_exit_2(fake_smi):
+    fake_smi("garbled")
+    result = cli("resolve", "--python", "3.12", "--os", "linux", "--arch", "x86_64")
+    assert result.exit_code == 2 and "nvidia-smi output line 1" in result.stderr
+
+
+def test_hanging_nvidia_smi_times_out(fake_smi, monkeypatch):
+    fake_smi("rtx3090-535", hang=True)
+    monkeypatch.setattr(detect, "TIMEOUT_S", 0.5)
+    result = cli("detect", "--json", "--python", "3.12")
+    assert result.exit_code == 0
+    assert any("did not answer" in w for w in json.loads(result.stdout)["warnings"])
+
+
+def test_install_dry_run(tmp_path):
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("")
+    result = cli("install", "torch<2.9", "torchvision", *LINUX_3090, "--env", str(env), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    line = result.stdout.strip()
+    assert line.endswith("--index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128 torchvision==0.23.0+cu128")
+    assert str(env / "bin" / "python") in line
+
+
+def test_install_bad_env():
+    result = cli("install", *LINUX_3090, "--env", "/nonexistent/env", "--dry-run")
+    assert result.exit_code == 2 and "--env '/nonexistent/env'" in result.stderr
+
+
+def test_python_dash_m():
+    proc = subprocess.run([sys.executable, "-m", "cudafit", "resolve", "torch<2.9", *LINUX_3090, "--format", "pip"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128\n"

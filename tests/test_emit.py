@@ -1,0 +1,67 @@
+"""Every emitter against golden files (tests/golden/SCENARIO/FORMAT). Scenarios are solver cases
+from tests/cases/resolve, so the goldens show real answers. Regenerate after a deliberate change:
+CUDAFIT_REGEN_GOLDEN=1 python -m pytest tests/test_emit.py, then read the diff."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudafit.emit import FORMATS, EmitOptions, render
+from test_resolve_cases import run_case
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+HERE = Path(__file__).parent
+SCENARIOS = {
+    # 2.5.1 with CUDA 12.4: the pytorch/nvidia conda channels still had it.
+    "companions-paired": "conda channel route",
+    # 2.8.0: after the pytorch channel ended, conda gets the wheels.
+    "rtx3090-minor-compat": "wheels in conda",
+    "macos-arm64-pypi": "PyPI, no index",
+    "no-driver-linux-cpu-index": "CPU index",
+}
+
+
+def scenario(name, matrices):
+    case = tomllib.loads((HERE / "cases" / "resolve" / f"{name}.toml").read_text())
+    return run_case(case, matrices)
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_golden(name, fmt, matrices):
+    text = render(fmt, scenario(name, matrices), EmitOptions(env_name="demo"))
+    golden = HERE / "golden" / name / fmt.replace(".", "_")
+    if os.environ.get("CUDAFIT_REGEN_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+    assert text == golden.read_text()
+
+
+def test_uv_project_merges_into_existing_pyproject(matrices):
+    existing = (
+        '[project]\nname = "mine"\nversion = "1.0"\ndependencies = ["numpy>=1.26", "torch>=2.0"]\n\n'
+        '[tool.uv.sources]\nmylib = { path = "../mylib" }\n'
+    )
+    text = render("uv-project", scenario("companions-paired", matrices), EmitOptions(existing=existing))
+    doc = tomllib.loads(text)
+    assert doc["project"]["name"] == "mine"
+    assert doc["project"]["dependencies"] == [
+        "numpy>=1.26", "torch==2.5.1+cu124", "torchvision==0.20.1+cu124", "torchaudio==2.5.1+cu124"]
+    assert doc["tool"]["uv"]["sources"]["mylib"] == {"path": "../mylib"}
+    assert doc["tool"]["uv"]["sources"]["torch"] == {"index": "pytorch-cu124"}
+    assert doc["tool"]["uv"]["index"] == [
+        {"name": "pytorch-cu124", "url": "https://download.pytorch.org/whl/cu124", "explicit": True}]
+
+
+def test_never_extra_index_url(matrices):
+    for name in SCENARIOS:
+        for fmt in FORMATS:
+            assert "--extra-index-url" not in render(fmt, scenario(name, matrices), EmitOptions())

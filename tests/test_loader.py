@@ -1,0 +1,128 @@
+"""The data loads, and every kind of inconsistency is rejected with file, entry and field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cudafit.errors import DataError
+from cudafit.loader import data_dir, load
+
+DATA = data_dir()
+
+
+def test_embedded_data_loads(matrices):
+    assert matrices.torch, "no torch releases"
+    assert list(matrices.torch) == sorted(matrices.torch, key=lambda r: r.version, reverse=True)
+    assert (12, 4) in matrices.toolkits and 12 in matrices.compat
+    assert matrices.torch_index.format(variant="cu124") == "https://download.pytorch.org/whl/cu124"
+
+
+def test_every_release_line_from_1_12_is_present(matrices):
+    lines = {f"{r.version.major}.{r.version.minor}" for r in matrices.torch}
+    assert {"1.12", "1.13", "2.0", "2.5", "2.8"} <= lines
+
+
+def test_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = load()
+    assert list((tmp_path / "cache").glob("matrices-*.pickle"))
+    assert load() == first
+
+
+def test_cache_follows_data_changes(tmp_path, monkeypatch):
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    before = load(copy)
+    path = copy / "pytorch" / "index.toml"
+    path.write_text(path.read_text().replace("download.pytorch.org/whl/{variant}", "example.invalid/{variant}"))
+    assert load(copy).torch_index != before.torch_index
+
+
+def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(blocker / "cache"))
+    assert load().torch
+
+
+# (file, text to replace, replacement, expected message fragment)
+BROKEN = [
+    ("nvidia.toml", 'version = "12.4"\nlinux_driver_min = "550.54.14"', 'version = "12.4"\nlinux_driver_min = "550.x"',
+     "nvidia.toml: [[toolkit]] #15 (12.4): field 'linux_driver_min': expected a driver version"),
+    ("nvidia.toml", 'version = "12.4"\n', 'version = "12.4"\nlinux_drvier_min = "1"\n',
+     "nvidia.toml: [[toolkit]] #15 (12.4): unknown field(s) linux_drvier_min"),
+    ("gpus.toml", 'name = "NVIDIA GeForce RTX 3090"\ncompute_capability = "8.6"', 'name = "NVIDIA GeForce RTX 3090"\ncompute_capability = "8.66x"',
+     "field 'compute_capability': not a compute capability"),
+    ("gpus.toml", 'name = "NVIDIA GeForce RTX 3090"\ncompute_capability = "8.6"', 'name = "NVIDIA GeForce RTX 3090"\ncompute_capability = "4.2"',
+     "field 'compute_capability': belongs to no [[architecture]] in nvidia.toml"),
+    ("gpus.toml", 'name = "NVIDIA GeForce RTX 3090"\n', 'name = "NVIDIA GeForce RTX 3090"\naliases = ["nvidia geforce rtx 3090"]\n',
+     "is already listed as 'NVIDIA GeForce RTX 3090'"),
+    ("pytorch/torch-2.5.toml", 'version = "2.5.1"', 'version = "2.6.1"', "field 'version': does not belong to release line 2.5"),
+    ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.1"',
+     "field 'cuda': does not match the tag 'cu124'"),
+    ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"\nreleases = ["2.5.7"]',
+     "field 'releases': names torch 2.5.7, which has no [[release]] in this file"),
+    ("pytorch/torch-2.5.toml", 'sass = ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]', 'sass = ["5.0", "12.0"]',
+     "field 'sass': CUDA 12.4 cannot target 12.0"),
+    ("pytorch/torch-2.5.toml", 'linux-x86_64 = "cu124"', 'linux-x86_64 = "cu999"',
+     "field 'pypi_variant': linux-x86_64 = 'cu999' names no [[variant]] of torch"),
+    ("pytorch/torch-2.5.toml", 'platforms = ["linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64"]',
+     'platforms = ["linux-x86_64", "solaris-sparc"]', "'solaris-sparc' is not one of"),
+    ("pytorch/torch-2.5.toml", 'python = ["3.9", "3.10", "3.11", "3.12", "3.13"]', 'python = ["3.9", "three"]',
+     "'three' is not a Python version like 3.12"),
+    ("pytorch/torch-2.5.toml", 'source = ["pypi-torch-2.5.1"', 'source = ["no-such-source"',
+     "field 'source': names 'no-such-source', which is not in this file's [sources]"),
+    ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.4"', "field 'line': expected '2.5' to match the file name"),
+    ("pytorch/torch-2.5.toml", "schema = 1", "schema = 9", "field 'schema': this cudafit reads schema 1"),
+    ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.5', "pytorch/torch-2.5.toml: not valid TOML"),
+    ("pytorch/index.toml", 'whl/{variant}"', 'whl/{tag}"', "field 'url': expected an https URL template containing {variant}"),
+]
+
+
+@pytest.mark.parametrize("file, old, new, message", BROKEN, ids=[f"{b[0]}:{b[3][:40]}" for b in BROKEN])
+def test_broken_data_is_rejected_precisely(tmp_path, file, old, new, message):
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    path = copy / file
+    text = path.read_text()
+    assert old in text, f"fixture text not found in {file}: {old!r}"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(DataError) as info:
+        load(copy, use_cache=False)
+    assert message in str(info.value)
+
+
+def test_duplicate_release_across_files(tmp_path):
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    text = (copy / "pytorch" / "torch-2.5.toml").read_text()
+    (copy / "pytorch" / "torch-2.5.toml").write_text(text)
+    (copy / "pytorch" / "torch-2.4.toml").unlink()
+    shutil.copy(copy / "pytorch" / "torch-2.5.toml", copy / "pytorch" / "torch-2.4.toml")
+    with pytest.raises(DataError, match="torch-2.4.toml: top level: field 'line'"):
+        load(copy, use_cache=False)
+
+
+def test_missing_file(tmp_path):
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    (copy / "gpus.toml").unlink()
+    with pytest.raises(DataError, match="missing data file gpus.toml"):
+        load(copy, use_cache=False)
+
+
+def test_every_entry_names_a_source():
+    """Belt and braces over the loader: no [[...]] entry in any data file lacks `source`."""
+    import sys
+
+    tomllib = __import__("tomllib") if sys.version_info >= (3, 11) else __import__("tomli")
+    for path in sorted(Path(DATA).rglob("*.toml")):
+        doc = tomllib.loads(path.read_text())
+        for key, value in doc.items():
+            if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+                for i, entry in enumerate(value, 1):
+                    assert entry.get("source"), f"{path.name}: [[{key}]] #{i} has no source"

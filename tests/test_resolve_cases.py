@@ -1,0 +1,52 @@
+"""Solver cases as data: tests/cases/resolve/*.toml. Each case describes a machine and a request,
+the expected answer, and (in `why`) the source in matrices/ that makes that answer right."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudafit.machine import MachineOptions, build_machine
+from cudafit.pytorch import Policy
+from cudafit.solve import resolve
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+CASES = sorted((Path(__file__).parent / "cases" / "resolve").glob("*.toml"))
+
+
+def run_case(case: dict, matrices):
+    m = case["machine"]
+    opts = MachineOptions(
+        driver=m.get("driver"), gpus=tuple(m.get("gpus", ())), compute_capabilities=tuple(m.get("compute_capabilities", ())),
+        os=m["os"], arch=m["arch"], python=m["python"], jetson=case.get("jetson", False),
+    )
+    machine = build_machine(opts, matrices, reader=_no_detection)
+    return resolve(case["specs"], machine, matrices, Policy(strict_driver=case.get("strict_driver", False), cpu=case.get("cpu", False)))
+
+
+def _no_detection(*_a, **_k):
+    raise AssertionError("a described machine must not run nvidia-smi")
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_case(path, matrices):
+    case = tomllib.loads(path.read_text())
+    assert case.get("why"), f"{path.name}: every case cites the source that makes it right"
+    expect = case["expect"]
+    res = run_case(case, matrices)
+    assert res.ok is expect["ok"], (res.conflicts, res.notes)
+    if "requirements" in expect:
+        assert [p.requirement for p in res.packages] == expect["requirements"], res.notes
+    if "index_url" in expect:
+        assert all((p.index_url or "") == expect["index_url"] for p in res.packages)
+    if "cuda" in expect:
+        assert res.candidates[0].cuda == expect["cuda"]
+    for key, haystack in (("notes_contain", res.notes), ("conflicts_contain", res.conflicts), ("warnings_contain", res.warnings)):
+        for needle in expect.get(key, []):
+            assert any(needle in line for line in haystack), f"{needle!r} not in {list(haystack)}"
