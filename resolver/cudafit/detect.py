@@ -3,16 +3,12 @@ installed frameworks. Never imports torch, tensorflow or jax; every subprocess h
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -28,8 +24,7 @@ FRAMEWORKS = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cp
 Runner = Callable[[list[str], float], "RunResult"]
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(NamedTuple):
     returncode: Optional[int]  # None: could not run (missing) or timed out
     stdout: str
     stderr: str = ""
@@ -37,6 +32,8 @@ class RunResult:
 
 
 def run_command(cmd: list[str], timeout: float) -> RunResult:
+    import subprocess  # only when a tool really runs: a described machine never needs it
+
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
     except subprocess.TimeoutExpired:
@@ -46,8 +43,7 @@ def run_command(cmd: list[str], timeout: float) -> RunResult:
     return RunResult(proc.returncode, proc.stdout, proc.stderr)
 
 
-@dataclass(frozen=True)
-class DriverReading:
+class DriverReading(NamedTuple):
     driver: Optional[str]  # version text as the driver prints it
     driver_known: bool  # False: could not tell whether a driver is there
     gpus: tuple[GpuInfo, ...]
@@ -123,6 +119,8 @@ def parse_query(text: str, with_cc: bool, source: str = "nvidia-smi") -> tuple[O
 
 
 def nvidia_smi_candidates(os_name: str) -> list[str]:
+    import shutil
+
     found = []
     on_path = shutil.which("nvidia-smi") or shutil.which("nvidia-smi.exe")
     if on_path:
@@ -255,6 +253,8 @@ def detect_python(run: Runner = run_command) -> Optional[str]:
     prefix = target_prefix()
     if prefix is not None:
         return python_of_prefix(prefix, run)
+    import shutil
+
     exe = shutil.which("python") or shutil.which("python3")
     return interpreter_version(exe, run) if exe else None
 
@@ -306,6 +306,8 @@ def detect_toolkits() -> list[dict]:
 
 
 def toolkit_version(root: Path) -> Optional[str]:
+    import json
+
     try:
         data = json.loads((root / "version.json").read_text())
         return str(data["cuda"]["version"])

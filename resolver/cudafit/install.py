@@ -7,9 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from cudafit import detect
 from cudafit.emit import by_index
@@ -18,8 +17,7 @@ from cudafit.errors import InputError
 from cudafit.records import Resolution
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     python: str  # interpreter of the environment
     prefix: Path
 

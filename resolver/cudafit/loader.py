@@ -3,21 +3,21 @@
 Parsing and validating the TOML takes tens of milliseconds, which would dominate a pre-commit run,
 so the built record is cached (pickled) under a key made of the data bytes and this package's
 code; any change to either rebuilds it. A cache that cannot be read or written is skipped.
+The key is a CRC-32 with the total length, not a cryptographic hash: importing hashlib (OpenSSL)
+alone costs more than the rest of a cached load, and the key only guards against staleness.
 """
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import os
 import pickle
 import re
 import sys
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from cudafit import __version__
@@ -35,11 +35,6 @@ from cudafit.records import (
     TorchVariant,
     parse_cc,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 SCHEMA = 1
 UNKNOWN = "unknown"
@@ -92,12 +87,15 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:
-        digest = hashlib.sha256(__version__.encode())
-        for module in (Path(__file__), Path(__file__).with_name("records.py")):
-            digest.update(module.read_bytes())
+        parts = [__version__.encode(), sys.version.encode()]
+        parts += [module.read_bytes() for module in (Path(__file__), Path(__file__).with_name("records.py"))]
         for path, blob in zip(files, blobs):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + blob)
-        cache_file = cache / f"matrices-{digest.hexdigest()[:32]}.pickle"
+            parts.append(str(path.relative_to(root)).encode() + b"\0" + blob)
+        crc, size = 0, 0
+        for part in parts:
+            crc = zlib.crc32(part, crc)
+            size += len(part)
+        cache_file = cache / f"matrices-{crc:08x}-{size:x}.pickle"
         try:
             with open(cache_file, "rb") as fh:
                 cached = pickle.load(fh)
@@ -224,12 +222,16 @@ def _platforms(value: Any) -> frozenset[str]:
 
 
 def _date(value: Any) -> str:
+    import datetime
+
     text = _str(value)
     datetime.date.fromisoformat(text)
     return text
 
 
 def _pins(value: Any) -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
     if not isinstance(value, dict):
         raise TypeError("expected a table of distribution = specifier")
     pins = {}
@@ -265,6 +267,11 @@ def _entries(file: str, doc: dict, key: str, label: str) -> list[dict]:
 
 
 def _parse(path: Path, root: Path, blob: bytes) -> tuple[str, dict]:
+    # Parsing is the slow path (a cache miss), so the TOML reader is imported only here.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     rel = str(path.relative_to(root))
     try:
         return rel, tomllib.loads(blob.decode("utf-8"))

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import platform
 import re
-from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from cudafit import detect
 from cudafit.errors import InputError
@@ -21,8 +20,7 @@ _DRIVER = re.compile(r"^\d{3,}\.\d+(\.\d+)?$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 
 
-@dataclass(frozen=True)
-class MachineOptions:
+class MachineOptions(NamedTuple):
     driver: Optional[str] = None
     gpus: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()

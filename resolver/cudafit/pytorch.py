@@ -10,8 +10,7 @@ Preference, documented for users in README "How cudafit chooses":
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -23,8 +22,7 @@ FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(NamedTuple):
     strict_driver: bool = False
     cpu: bool = False
 

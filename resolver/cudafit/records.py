@@ -1,9 +1,11 @@
-"""Typed, immutable records shared by the loader, detector, solver and emitters."""
+"""Typed, immutable records shared by the loader, detector, solver and emitters.
+
+They are NamedTuples rather than frozen dataclasses: every command imports them, and building a
+dataclass costs about five times as much import time (scripts/bench.py measures start-up)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -40,8 +42,7 @@ def parse_cc(text: str) -> CC:
 # --- matrices -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CompatFloor:
+class CompatFloor(NamedTuple):
     """CUDA minor-version compatibility: the oldest driver that runs any build of this major."""
 
     major: int
@@ -49,32 +50,28 @@ class CompatFloor:
     windows_driver_min: Optional[str]
 
 
-@dataclass(frozen=True)
-class Toolkit:
+class Toolkit(NamedTuple):
     version: Version  # major.minor
     linux_driver_min: Optional[str]  # None: unknown
     windows_driver_min: Optional[str]
     targets: Optional[frozenset[CC]]  # None: unknown
 
 
-@dataclass(frozen=True)
-class Architecture:
+class Architecture(NamedTuple):
     name: str
     compute_capabilities: frozenset[CC]
     first_driver: Optional[str]  # a branch ("570") or a full version
     last_driver: Optional[str]
 
 
-@dataclass(frozen=True)
-class GpuModel:
+class GpuModel(NamedTuple):
     name: str
     compute_capability: CC
     memory_gb: Optional[float]
     segment: str
 
 
-@dataclass(frozen=True)
-class TorchVariant:
+class TorchVariant(NamedTuple):
     tag: str  # cu124, cpu, rocm6.2
     kind: str  # "cuda" | "cpu" | "rocm" | "other"
     platforms: frozenset[str]
@@ -88,8 +85,7 @@ class TorchVariant:
     notes: str = ""
 
 
-@dataclass(frozen=True)
-class TorchRelease:
+class TorchRelease(NamedTuple):
     version: Version
     date: str
     python: frozenset[str]
@@ -100,14 +96,13 @@ class TorchRelease:
     pypi_variant: dict[str, str]
     variants: tuple[TorchVariant, ...]
     source: tuple[str, ...] = ()
-    python_by_platform: dict[str, frozenset[str]] = field(default_factory=dict)
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        return self.python_by_platform.get(platform, self.python)
+        return (self.python_by_platform or {}).get(platform, self.python)
 
 
-@dataclass(frozen=True)
-class Matrices:
+class Matrices(NamedTuple):
     data_date: str
     compat: dict[int, CompatFloor]
     toolkits: dict[tuple[int, int], Toolkit]
@@ -129,15 +124,13 @@ class Matrices:
 # --- the machine ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GpuInfo:
+class GpuInfo(NamedTuple):
     name: Optional[str]
     compute_capability: Optional[CC]
     memory_mib: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(NamedTuple):
     os: Optional[str]  # linux | windows | macos | wsl
     arch: Optional[str]  # x86_64 | aarch64
     python: Optional[str]  # "3.12"
@@ -169,8 +162,7 @@ class Machine:
 # --- answers --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PackagePin:
+class PackagePin(NamedTuple):
     name: str
     version: str  # public version, e.g. 2.5.1
     local: Optional[str]  # local tag, e.g. cu124; None when the index serves it without one
@@ -183,15 +175,13 @@ class PackagePin:
         return f"{self.name}=={full}"
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):
     subject: str  # "torch 2.5.1+cu124"
     constraint: str  # driver | compute-capability | python | platform | spec | os | data
     reason: str
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     family: str
     version: Version
     variant: TorchVariant
@@ -208,15 +198,14 @@ class Candidate:
         return f"{self.family} {self.version}+{self.variant.tag}"
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     ok: bool
     machine: Machine
     candidates: tuple[Candidate, ...] = ()
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
-    rejections: tuple[Rejection, ...] = field(default=())
+    rejections: tuple[Rejection, ...] = ()
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

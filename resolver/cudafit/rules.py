@@ -3,16 +3,14 @@ code for this GPU. Pure functions over Matrices and Machine; each answer carries
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
 from cudafit.records import CC, GpuInfo, Machine, Matrices, cc_str, driver_key
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     ok: bool
     reason: str  # why it fails, or how it passes
     warning: Optional[str] = None

@@ -4,9 +4,8 @@ A new format is one new module and one line in FORMATS."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from cudafit.records import PackagePin, Resolution
 
@@ -20,8 +19,7 @@ FORMATS = {
 }
 
 
-@dataclass(frozen=True)
-class EmitOptions:
+class EmitOptions(NamedTuple):
     env_name: str = "cudafit"
     existing: Optional[str] = None  # current text of the output file, for formats that merge
 

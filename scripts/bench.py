@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""cudafit's benchmark: whole-process timings, alternating runs, medians, ratios from one run.
+
+    python scripts/bench.py [--runs 21]
+
+1. `cudafit resolve ... --json` against a bare `python -c pass` of the same interpreter
+   (target: at most 3x), both as whole processes, runs interleaved so drift hits both alike.
+2. Loading the data alone: warm (the cache) and cold (parse + validate the TOML).
+3. The solver on synthetic data 1x, 10x and 100x the real torch table (cost should grow
+   about linearly with the number of releases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESOLVE_ARGS = ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090", "--json"]
+
+
+def cudafit_command() -> list[str]:
+    script = Path(sys.executable).with_name("cudafit")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cudafit"]
+
+
+def wall(cmd: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    return time.perf_counter() - start
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+# What any CLI on our required libraries pays before doing anything: the floor under our figure.
+FLOOR = "import click, packaging.requirements, platformdirs, json, pickle"
+
+
+def bench_process(runs: int, env: dict) -> tuple[float, float, float]:
+    bare = [sys.executable, "-c", "pass"]
+    floor = [sys.executable, "-c", FLOOR]
+    tool = cudafit_command() + RESOLVE_ARGS
+    wall(tool, env)  # fill the data and bytecode caches once, as any earlier run would have
+    bare_t, floor_t, tool_t = [], [], []
+    for _ in range(runs):
+        bare_t.append(wall(bare, env))
+        floor_t.append(wall(floor, env))
+        tool_t.append(wall(tool, env))
+    return median_ms(bare_t), median_ms(floor_t), median_ms(tool_t)
+
+
+def bench_load(runs: int) -> tuple[float, float]:
+    from cudafit.loader import load
+
+    load()
+    warm, cold = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        load()
+        warm.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        load(use_cache=False)
+        cold.append(time.perf_counter() - t)
+    return median_ms(warm), median_ms(cold)
+
+
+def scaled(matrices, factor: int):
+    """The real torch table repeated `factor` times under shifted (fake) major versions."""
+    from packaging.version import Version
+
+    releases = []
+    for k in range(factor):
+        for r in matrices.torch:
+            v = r.version
+            releases.append(r._replace(version=Version(f"{v.major + 100 * k}.{v.minor}.{v.micro}")))
+    releases.sort(key=lambda r: r.version, reverse=True)
+    return matrices._replace(torch=tuple(releases))
+
+
+def bench_solver(runs: int) -> list[tuple[int, int, float]]:
+    from cudafit.loader import load
+    from cudafit.machine import MachineOptions, build_machine
+    from cudafit.pytorch import Policy
+    from cudafit.solve import resolve
+
+    real = load()
+    machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux",
+                                           arch="x86_64", python="3.12"), real)
+    rows = []
+    for factor in (1, 10, 100):
+        m = scaled(real, factor)
+        # An unsatisfiable request walks every release: the worst case for the solver.
+        times = []
+        for _ in range(max(3, runs // 3)):
+            t = time.perf_counter()
+            resolve(["torch<0"], machine, m, Policy())
+            times.append(time.perf_counter() - t)
+        rows.append((factor, len(m.torch), median_ms(times)))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    args = parser.parse_args()
+    cache = tempfile.mkdtemp(prefix="cudafit-bench-")
+    env = {**os.environ, "CUDAFIT_CACHE_DIR": cache}
+    # Measure what users run: with bytecode caches (a CI image may switch them off).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["CUDAFIT_CACHE_DIR"] = cache
+    try:
+        bare, floor, tool = bench_process(args.runs, env)
+        warm, cold = bench_load(args.runs)
+        solver = bench_solver(args.runs)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
+    print(f"  python -c pass                 {bare:8.1f} ms")
+    print(f"  importing the dependencies     {floor:8.1f} ms   ratio {floor / bare:4.2f}x ({FLOOR})")
+    print(f"  cudafit resolve torch --json   {tool:8.1f} ms   ratio {tool / bare:4.2f}x (target <= 3x)")
+    print(f"  data load, cached              {warm:8.2f} ms")
+    print(f"  data load, parse + validate    {cold:8.2f} ms")
+    base = solver[0][2]
+    for factor, n, ms in solver:
+        print(f"  solver, {factor:>3}x data ({n:5d} releases) {ms:8.2f} ms   {ms / base:6.1f}x the 1x time")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
