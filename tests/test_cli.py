@@ -216,3 +216,45 @@ def test_python_dash_m():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128\n"
+
+
+def _fake_env(tmp_path, installs: str):
+    """An environment whose python 'installs' by creating the .dist-info folders pip would."""
+    env = tmp_path / "env"
+    site = env / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (env / "bin").mkdir()
+    log = tmp_path / "calls.txt"
+    script = env / "bin" / "python"
+    script.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n" + "".join(
+        f"{shutil.which('mkdir')} -p {site}/{d}.dist-info\n" for d in installs.split()))
+    script.chmod(0o755)
+    return env, log
+
+
+def test_install_runs_pip_and_reads_back(tmp_path, monkeypatch):
+    env, log = _fake_env(tmp_path, "torch-2.8.0+cu128")
+    monkeypatch.setenv("PATH", str(env / "bin"))  # no uv on PATH: pip is used
+    result = cli("install", "torch<2.9", *LINUX_3090, "--env", str(env))
+    assert result.exit_code == 0, result.stderr
+    assert log.read_text().strip() == "-m pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128"
+    assert "installed torch 2.8.0+cu128" in result.stdout
+
+
+def test_install_reports_a_mismatch(tmp_path, monkeypatch):
+    env, _log = _fake_env(tmp_path, "torch-2.8.0+cpu")
+    monkeypatch.setenv("PATH", str(env / "bin"))
+    result = cli("install", "torch<2.9", *LINUX_3090, "--env", str(env))
+    assert result.exit_code == 1
+    assert "MISMATCH  torch 2.8.0+cpu (wanted 2.8.0+cu128)" in result.stdout
+
+
+def test_requirements_refuses_two_indexes():
+    result = cli("resolve", "torch", "torchaudio", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                 "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3", "--format", "requirements")
+    assert result.exit_code == 2
+    assert "needs two indexes (torch from https://download.pytorch.org/whl/cu132; torchaudio from PyPI)" in result.stderr
+    pip = cli("resolve", "torch", "torchaudio", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+              "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3", "--format", "pip")
+    assert pip.stdout.splitlines() == ["pip install --index-url https://download.pytorch.org/whl/cu132 torch==2.15.0+cu132",
+                                       "pip install torchaudio==2.11.1"]

@@ -123,7 +123,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
     if policy.cpu:
         return Rejection(label, "accelerator", "CUDA build; --cpu asked for a CPU build")
     if machine.driver_known and machine.driver is None:
-        return Rejection(label, "driver", "CUDA build; this machine has no NVIDIA driver")
+        return Rejection(label, "accelerator", "CUDA build; this machine has no NVIDIA driver")
     if machine.jetson:
         return Rejection(label, "platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T); use NVIDIA's Jetson builds of PyTorch")
     if driver_problem:
@@ -155,15 +155,19 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
     packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url)]
     extra_warnings = list(warnings)
     for name in ("torchvision", "torchaudio"):
-        if name in specs:
-            version = getattr(release, name)
-            packages.append(PackagePin(name, version, local, variant.tag, index_url))
-            line = ".".join(version.split(".")[:2])
-            if name == "torchaudio" and line != f"{release.version.major}.{release.version.minor}":
-                extra_warnings.append(
-                    f"torchaudio {version} is the newest release and declares support for torch {release.version}; "
-                    f"it was built against torch {line}"
-                )
+        if name not in specs:
+            continue
+        version = getattr(release, name)
+        line = ".".join(version.split(".")[:2])
+        if name == "torchaudio" and line != f"{release.version.major}.{release.version.minor}":
+            # torchaudio's last line (2.11) is pure Python and declares torch>=2.11; no build of it per
+            # torch variant is known, so it comes from PyPI, where its wheel is known to exist.
+            packages.append(PackagePin(name, version, None, "pypi", None))
+            extra_warnings.append(
+                f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}"
+            )
+            continue
+        packages.append(PackagePin(name, version, local, variant.tag, index_url))
     cuda = f"{variant.cuda}" if variant.kind == "cuda" else None
     return Candidate(
         family=FAMILY,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable, NamedTuple, Optional
 
+from cudafit.errors import InputError
 from cudafit.records import PackagePin, Resolution
 
 FORMATS = {
@@ -39,6 +40,17 @@ def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[Optional[str], list
     for pin in packages:
         groups.setdefault(pin.index_url, []).append(pin)
     return sorted(groups.items(), key=lambda item: item[0] is None)
+
+
+def single_index(packages: tuple[PackagePin, ...], fmt: str) -> Optional[str]:
+    """The one index a requirements-style file may name. Such a file applies --index-url to every
+    line, so packages from PyPI and from the PyTorch index cannot share it safely."""
+    groups = by_index(packages)
+    if len(groups) > 1:
+        where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for url, pins in groups)
+        raise InputError(f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
+                         "without --extra-index-url: use --format uv-project, pip or uv")
+    return groups[0][0] if groups else None
 
 
 def header(resolution: Resolution) -> str:

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from cudafit.emit import EmitOptions, by_index, header
+from cudafit.emit import EmitOptions, header, single_index
 from cudafit.emit.conda import channel_packages
-from cudafit.errors import InputError
 from cudafit.records import Resolution
 
 
@@ -22,11 +21,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     if python:
         lines.append(f"  - python={python}")
     lines += ["  - pip", "  - pip:"]
-    groups = by_index(resolution.packages)
-    indexes = [url for url, _ in groups if url]
-    if len(indexes) > 1:
-        raise InputError("this set needs packages from several indexes; one pip section cannot pin them safely")
-    if indexes:
-        lines.append(f"      - --index-url {indexes[0]}")
-    lines += [f"      - {p.requirement}" for _, pins in groups for p in pins]
+    index = single_index(resolution.packages, "environment.yml")
+    if index:
+        lines.append(f"      - --index-url {index}")
+    lines += [f"      - {p.requirement}" for p in resolution.packages]
     return "\n".join(lines) + "\n"
