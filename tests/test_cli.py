@@ -258,3 +258,36 @@ def test_requirements_refuses_two_indexes():
               "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3", "--format", "pip")
     assert pip.stdout.splitlines() == ["pip install --index-url https://download.pytorch.org/whl/cu132 torch==2.15.0+cu132",
                                        "pip install torchaudio==2.11.1"]
+
+
+def test_spec_whose_marker_excludes_this_machine():
+    result = cli("resolve", "torch; sys_platform == 'win32'", *LINUX_3090)
+    assert result.exit_code == 2 and "no spec applies to this machine" in result.stderr
+
+
+def test_output_keeps_mode_and_writes_through_symlinks(tmp_path):
+    target = tmp_path / "real.txt"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    assert cli("resolve", *LINUX_3090, "--format", "pip", "-o", str(link)).exit_code == 0
+    assert link.is_symlink() and target.read_text().startswith("pip install")
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_non_utf8_pyproject_is_exit_2(tmp_path):
+    out = tmp_path / "pyproject.toml"
+    out.write_bytes(b"\xff\xfe[project]\n")
+    result = cli("resolve", *LINUX_3090, "--format", "uv-project", "-o", str(out))
+    assert result.exit_code == 2 and "not UTF-8 text" in result.stderr
+
+
+def test_install_dry_run_conda_needs_no_conda(tmp_path, monkeypatch):
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = cli("install", "torch<2.6", *LINUX_3090, "--env", str(env), "--dry-run", "--format", "conda")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(f"conda install -y -p {env} pytorch==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia")

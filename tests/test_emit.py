@@ -5,6 +5,7 @@ CUDAFIT_REGEN_GOLDEN=1 python -m pytest tests/test_emit.py, then read the diff."
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -65,3 +66,32 @@ def test_never_extra_index_url(matrices):
     for name in SCENARIOS:
         for fmt in FORMATS:
             assert "--extra-index-url" not in render(fmt, scenario(name, matrices), EmitOptions())
+
+
+@pytest.mark.parametrize(
+    "existing, message",
+    [
+        ('[project]\nname = "x"\ndependencies = "torch"\n', "dependencies is not a list of strings"),
+        ("project = 1\n", "[project] is not a table"),
+        ('[project]\nname = "x"\n[tool]\nuv = 1\n', "[tool.uv] is not a table"),
+        ('[project]\nname = "x"\ndependencies = ["torchvision==0.19.0+cu121"]\n', "add torchvision to the specs"),
+        ("[project\n", "not valid TOML"),
+    ],
+)
+def test_uv_project_rejects_what_it_cannot_merge(existing, message, matrices):
+    from cudafit.errors import InputError
+
+    with pytest.raises(InputError, match=re.escape(message)):
+        render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing))
+
+
+def test_uv_project_drops_only_unused_pytorch_indexes(matrices):
+    existing = (
+        '[project]\nname = "x"\ndependencies = ["torch==2.1.0+cu121"]\n'
+        '[[tool.uv.index]]\nname = "pytorch-cu121"\nurl = "https://download.pytorch.org/whl/cu121"\nexplicit = true\n'
+        '[[tool.uv.index]]\nname = "internal"\nurl = "https://pypi.example.invalid/simple"\n'
+        '[tool.uv.sources]\ntorch = { index = "pytorch-cu121" }\n'
+    )
+    doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
+    assert [i["name"] for i in doc["tool"]["uv"]["index"]] == ["internal", "pytorch-cu128"]
+    assert doc["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cu128"}}

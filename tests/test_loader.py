@@ -79,6 +79,9 @@ BROKEN = [
     ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.4"', "field 'line': expected '2.5' to match the file name"),
     ("pytorch/torch-2.5.toml", "schema = 1", "schema = 9", "field 'schema': this cudafit reads schema 1"),
     ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.5', "pytorch/torch-2.5.toml: not valid TOML"),
+    ("nvidia.toml", "[compat.13]", "[compatt.13]", "nvidia.toml: top level: unknown field(s) compatt"),
+    ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"\nreleases = ["not-a-version"]',
+     "field 'releases': Invalid version"),
     ("pytorch/index.toml", 'whl/{variant}"', 'whl/{tag}"', "field 'url': expected an https URL template containing {variant}"),
 ]
 

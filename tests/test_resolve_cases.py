@@ -50,3 +50,12 @@ def test_case(path, matrices):
     for key, haystack in (("notes_contain", res.notes), ("conflicts_contain", res.conflicts), ("warnings_contain", res.warnings)):
         for needle in expect.get(key, []):
             assert any(needle in line for line in haystack), f"{needle!r} not in {list(haystack)}"
+
+
+def test_unsupported_detected_arch_is_a_conflict_not_a_crash(matrices):
+    from cudafit.records import Machine
+
+    machine = Machine(os="linux", arch="ppc64le", python="3.12", driver=None)
+    res = resolve(["torch"], machine, matrices, Policy())
+    assert not res.ok
+    assert any("no torch wheels for linux-ppc64le" in c for c in res.conflicts)

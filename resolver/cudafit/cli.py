@@ -100,6 +100,8 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
             existing = output.read_text(encoding="utf-8")
         except OSError as exc:
             raise CudafitError(f"cannot read {output}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise CudafitError(f"cannot read {output}: not UTF-8 text (byte {exc.start})") from None
     text = render(fmt, res, EmitOptions(env_name=env_name, existing=existing))
     if output is None:
         click.echo(text, nl=False)
@@ -172,10 +174,12 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_ru
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
         return 1
-    commands = installer.plan(res, target, conda=fmt == "conda")
+    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run)
     if dry_run:
+        import shlex
+
         for argv in commands:
-            click.echo(" ".join(argv))
+            click.echo(shlex.join(argv))
         return 0
     code = installer.run(commands, lambda line: click.echo(line, err=True))
     if code:

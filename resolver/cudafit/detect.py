@@ -217,11 +217,19 @@ def detect_jetson(release_file: Path = Path("/etc/nv_tegra_release")) -> bool:
 
 
 def target_prefix() -> Optional[Path]:
+    """The target environment: $VIRTUAL_ENV, $CONDA_PREFIX, else the one of the first python on
+    PATH (its bin/ folder's parent, not following the link: a venv's python links to the base)."""
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         value = os.environ.get(var)
         if value:
             return Path(value)
-    return None
+    import shutil
+
+    exe = shutil.which("python") or shutil.which("python3")
+    if exe is None:
+        return None
+    folder = Path(exe).parent
+    return folder.parent if folder.name in ("bin", "Scripts") else folder
 
 
 def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
@@ -235,7 +243,7 @@ def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
                     return f"{parts[0]}.{parts[1]}"
     except OSError:
         pass
-    for exe in (prefix / "bin" / "python", prefix / "python.exe", prefix / "Scripts" / "python.exe"):
+    for exe in (prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe", prefix / "Scripts" / "python.exe"):
         if exe.exists():
             return interpreter_version(str(exe), run)
     return None
@@ -250,9 +258,9 @@ def interpreter_version(exe: str, run: Runner = run_command) -> Optional[str]:
 
 
 def detect_python(run: Runner = run_command) -> Optional[str]:
-    prefix = target_prefix()
-    if prefix is not None:
-        return python_of_prefix(prefix, run)
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        if os.environ.get(var):
+            return python_of_prefix(Path(os.environ[var]), run)
     import shutil
 
     exe = shutil.which("python") or shutil.which("python3")
@@ -265,10 +273,10 @@ def site_packages(prefix: Path) -> list[Path]:
 
 def installed_distributions(prefix: Optional[Path]) -> dict[str, str]:
     """name -> version for every distribution in an environment, read from .dist-info folder
-    names (no import, no subprocess). The running interpreter's environment when prefix is None."""
+    names (no import, no subprocess)."""
     from packaging.utils import canonicalize_name
 
-    dirs = site_packages(prefix) if prefix is not None else [Path(p) for p in sys.path if p.endswith("site-packages")]
+    dirs = site_packages(prefix) if prefix is not None else []
     found: dict[str, str] = {}
     for folder in dirs:
         try:

@@ -3,10 +3,9 @@ what got installed. Commands are argument lists (no shell), printed before they 
 
 from __future__ import annotations
 
-import os
+import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
@@ -36,14 +35,14 @@ def find_target(env: Optional[str]) -> Target:
     prefix = detect.target_prefix()
     if prefix is not None:
         return find_target(str(prefix))
-    exe = shutil.which("python") or shutil.which("python3") or sys.executable
-    return Target(exe, Path(exe).resolve().parent.parent)
+    raise InputError("no target environment: activate one ($VIRTUAL_ENV or $CONDA_PREFIX), have python on PATH, or give --env")
 
 
-def plan(res: Resolution, target: Target, *, conda: bool = False, which: Callable = shutil.which) -> list[list[str]]:
+def plan(res: Resolution, target: Target, *, conda: bool = False, dry_run: bool = False,
+         which: Callable = shutil.which) -> list[list[str]]:
     if conda:
         route = channel_packages(res)
-        tool = which("mamba") or which("conda")
+        tool = which("mamba") or which("conda") or ("conda" if dry_run else None)
         if route is not None:
             if tool is None:
                 raise InputError("--format conda: neither mamba nor conda is on PATH")
@@ -67,7 +66,7 @@ def plan(res: Resolution, target: Target, *, conda: bool = False, which: Callabl
 
 def run(commands: list[list[str]], echo: Callable[[str], None]) -> int:
     for argv in commands:
-        echo("$ " + " ".join(argv))
+        echo("$ " + shlex.join(argv))
         try:
             code = subprocess.call(argv)
         except OSError as exc:
@@ -94,6 +93,3 @@ def matches(wanted: str, got: Optional[str]) -> bool:
     # A pin without a local tag accepts any local build (PEP 440), as pip does.
     return got == wanted or ("+" not in wanted and got.split("+")[0] == wanted)
 
-
-def environ_python_note() -> str:
-    return os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "the python on PATH"

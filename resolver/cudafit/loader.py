@@ -88,7 +88,9 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
     cache_file = None
     if cache is not None:
         parts = [__version__.encode(), sys.version.encode()]
-        parts += [module.read_bytes() for module in (Path(__file__), Path(__file__).with_name("records.py"))]
+        # The code that shapes the built record is part of the key: the loader, the record types,
+        # and the GPU-name normalisation that makes the table's keys.
+        parts += [Path(__file__).with_name(name).read_bytes() for name in ("loader.py", "records.py", "gpus.py")]
         for path, blob in zip(files, blobs):
             parts.append(str(path.relative_to(root)).encode() + b"\0" + blob)
         crc, size = 0, 0
@@ -316,7 +318,14 @@ def build(root: Path, files: list[Path], blobs: list[bytes]) -> Matrices:
     )
 
 
+def _only_keys(file: str, doc: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(doc) - allowed - {"schema", "data_date", "sources", "notes"})
+    if unknown:
+        raise DataError(f"{file}: top level: unknown field(s) {', '.join(unknown)}")
+
+
 def _nvidia(file: str, doc: dict, dates: list[str]):
+    _only_keys(file, doc, {"compat", "toolkit", "architecture"})
     sources = _header(file, doc)
     dates.append(doc["data_date"])
     toolkits: dict[tuple[int, int], Toolkit] = {}
@@ -374,6 +383,7 @@ def _nvidia(file: str, doc: dict, dates: list[str]):
 
 
 def _gpus(file: str, doc: dict, archs: tuple[Architecture, ...], dates: list[str]) -> dict[str, GpuModel]:
+    _only_keys(file, doc, {"gpu"})
     sources = _header(file, doc)
     dates.append(doc["data_date"])
     known_ccs = {cc for a in archs for cc in a.compute_capabilities}
@@ -421,9 +431,7 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
     expected_line = file.removeprefix("pytorch/torch-").removesuffix(".toml")
     if line != expected_line:
         raise DataError(f"{file}: top level: field 'line': expected {expected_line!r} to match the file name (got {line!r})")
-    for key in doc:
-        if key not in ("schema", "data_date", "sources", "line", "release", "variant", "notes"):
-            raise DataError(f"{file}: top level: unknown field '{key}'")
+    _only_keys(file, doc, {"line", "release", "variant"})
 
     releases: list[dict[str, Any]] = []
     for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
@@ -527,15 +535,14 @@ def _variant_map(value: Any) -> dict[str, str]:
 
 def _variant(e: _Entry, by_version: dict[Version, Any], toolkits: dict) -> tuple[TorchVariant, list[Version]]:
     tag = e.get("tag", _str)
-    releases = e.get("releases", _str_list, required=False)
+    releases = e.get("releases", lambda v: [Version(x) for x in _str_list(v)], required=False)
     if releases is None:
         applies = list(by_version)
     else:
         applies = []
-        for text in releases:
-            version = Version(text)
+        for version in releases:
             if version not in by_version:
-                raise e.fail("releases", f"names torch {text}, which has no [[release]] in this file")
+                raise e.fail("releases", f"names torch {version}, which has no [[release]] in this file")
             applies.append(version)
     platforms = e.get("platforms", _platforms)
     python = e.get("python", _pythons, required=False)

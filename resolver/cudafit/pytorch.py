@@ -1,10 +1,10 @@
 """PyTorch (torch, torchvision, torchaudio): the candidates that run on a machine, best first.
 
 Preference, documented for users in README "How cudafit chooses":
-1. builds verified to carry code for every GPU before builds whose architecture list is unknown;
-2. the newest torch release that satisfies the specs and has a build that runs here;
-3. within it, a build with native SASS for every GPU before one that needs PTX JIT;
-4. then the highest CUDA version the driver runs (the newest kernels and libraries); when the
+1. builds verified to carry SASS for every GPU; then builds whose architecture list is unknown but
+   whose CUDA toolkit can compile for every GPU; builds that need PTX JIT last;
+2. within a tier, the newest torch release that satisfies the specs;
+3. then the highest CUDA version the driver runs (the newest kernels and libraries); when the
    driver is unknown, the build with the lowest driver requirement, since that is the safe bet.
 """
 
@@ -57,39 +57,42 @@ def candidates(
 
     ranked: list[tuple[tuple, Candidate]] = []
     for age, release in enumerate(matrices.torch):  # newest first
-        subject = f"torch {release.version}"
         if not torch_spec.contains(release.version, prereleases=True):
-            rejected.append(Rejection(subject, "spec", f"does not satisfy torch{torch_spec}"))
+            rejected.append(Rejection(FAMILY, release.version, None, "spec", f"does not satisfy torch{torch_spec}"))
             continue
         companion_problem = _companions(release, specs)
         if companion_problem:
-            rejected.append(Rejection(subject, "spec", companion_problem))
+            rejected.append(Rejection(FAMILY, release.version, None, "spec", companion_problem))
             continue
         if platform not in release.platforms:
-            rejected.append(Rejection(subject, "platform", f"no torch wheels for {platform}"))
+            rejected.append(Rejection(FAMILY, release.version, None, "platform", f"no torch wheels for {platform}"))
             continue
         options = []
         for variant in release.variants:
             if platform not in variant.platforms:
                 continue
-            label = f"torch {release.version}+{variant.tag}"
-            pythons = variant.python or release.pythons(platform)
+            pythons = release.pythons(platform)
+            if variant.python is not None:
+                pythons = pythons & variant.python
             if machine.python is not None and machine.python not in pythons:
-                rejected.append(Rejection(label, "python", f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
+                rejected.append(Rejection(FAMILY, release.version, variant.tag, "python",
+                                          f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
                 continue
             verdict = _judge(release, variant, machine, matrices, policy, driver_problem)
             if isinstance(verdict, Rejection):
                 rejected.append(verdict)
                 continue
             options.append((*verdict, variant))
-        for (unverified, jit, preference), why, warnings, variant in options:
+        for (tier, preference), why, warnings, variant in options:
             candidate = _candidate(release, variant, specs, machine, matrices, why, warnings)
-            ranked.append(((unverified, age, jit, preference), candidate))
+            ranked.append(((tier, age, preference), candidate))
     ranked.sort(key=lambda item: item[0])
     return [candidate for _key, candidate in ranked], rejected
 
 
 def _python_range(pythons: frozenset[str]) -> str:
+    if not pythons:
+        return "none"
     ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
     return ordered[0] if len(ordered) == 1 else f"{ordered[0]}-{ordered[-1]}"
 
@@ -108,45 +111,55 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
 
 def _judge(release, variant, machine, matrices, policy, driver_problem):
     """Either a Rejection or ((sort key), why, warnings)."""
-    label = f"torch {release.version}+{variant.tag}"
+    def reject(constraint: str, reason: str) -> Rejection:
+        return Rejection(FAMILY, release.version, variant.tag, constraint, reason)
+
     on_mac = machine.os == "macos"
     if variant.kind == "cpu":
-        gpu_here = machine.driver is not None or (not machine.driver_known) or bool(machine.gpus)
+        # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
+        gpu_here = machine.driver is not None or not machine.driver_known
         if gpu_here and not policy.cpu and not on_mac:
-            return Rejection(label, "accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
+            return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
         why = "CPU build (Metal/MPS on Apple silicon)" if on_mac else ("CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver")
-        return ((0, 0, 0), (why,), ())
+        return ((0, 0), (why,), ())
     if variant.kind == "rocm":
-        return Rejection(label, "accelerator", "ROCm build, for AMD GPUs")
+        return reject("accelerator", "ROCm build, for AMD GPUs")
     if variant.kind != "cuda":
-        return Rejection(label, "accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
+        return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
-        return Rejection(label, "accelerator", "CUDA build; --cpu asked for a CPU build")
+        return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
     if machine.driver_known and machine.driver is None:
-        return Rejection(label, "accelerator", "CUDA build; this machine has no NVIDIA driver")
-    if machine.jetson:
-        return Rejection(label, "platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T); use NVIDIA's Jetson builds of PyTorch")
+        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
+    if machine.jetson and not all(g.compute_capability and g.compute_capability >= (11, 0) for g in machine.gpus):
+        # Jetson Thor (sm_110) runs the server (SBSA) builds; older Jetsons' integrated GPUs need
+        # NVIDIA's L4T builds.
+        return reject("platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T) before Thor; "
+                                  "use NVIDIA's Jetson builds of PyTorch")
     if driver_problem:
-        return Rejection(label, "driver", driver_problem)
+        return reject("driver", driver_problem)
     driver = rules.check_driver(matrices, machine, variant.cuda, policy.strict_driver)
     if not driver.ok:
-        return Rejection(label, driver.constraint, driver.reason)
+        return reject(driver.constraint, driver.reason)
     arch, needs_jit = rules.check_arch(matrices, machine, variant.cuda, variant.sass, variant.ptx)
     if not arch.ok:
-        return Rejection(label, arch.constraint, arch.reason)
-    # Conservative with unknowns: a build whose GPU support is unverified ranks after every
-    # verified build, even of older releases.
-    unverified = int(variant.sass is None and any(g.compute_capability for g in machine.gpus))
+        return reject(arch.constraint, arch.reason)
     warnings = tuple(w for w in (driver.warning, arch.warning) if w)
     if variant.cudnn is None:
         warnings += (f"cuDNN version of torch {release.version}+{variant.tag} is unknown in cudafit's data",)
+    if needs_jit and not machine.driver_known:
+        own = rules.own_driver(matrices, machine, variant.cuda)
+        warnings += (f"PTX JIT needs the CUDA {variant.cuda} toolkit's own driver (>= {own or 'unknown'})",)
+    # Conservative with unknowns: verified native code first; then builds whose list is unknown
+    # but whose toolkit can compile for every GPU; a PTX-JIT fallback last.
+    unverified = variant.sass is None and any(g.compute_capability for g in machine.gpus)
+    tier = 2 if needs_jit else (1 if unverified else 0)
     if machine.driver_known:
         preference = -(variant.cuda.major * 1000 + variant.cuda.minor)
     else:
         floor, _ = rules.driver_floor(matrices, machine, variant.cuda, policy.strict_driver)
         preference = driver_key(floor or "999999")[0] * 1000 + variant.cuda.minor
     why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}",)
-    return ((unverified, int(needs_jit), preference), why, warnings)
+    return ((tier, preference), why, warnings)
 
 
 def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
@@ -162,7 +175,7 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
         if name == "torchaudio" and line != f"{release.version.major}.{release.version.minor}":
             # torchaudio's last line (2.11) is pure Python and declares torch>=2.11; no build of it per
             # torch variant is known, so it comes from PyPI, where its wheel is known to exist.
-            packages.append(PackagePin(name, version, None, "pypi", None))
+            packages.append(PackagePin(name, version, None, variant.tag, None))
             extra_warnings.append(
                 f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}"
             )

@@ -31,6 +31,10 @@ def cc_str(cc: CC) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
+def sm(cc: CC) -> str:
+    return f"sm_{cc[0]}{cc[1]}"
+
+
 def parse_cc(text: str) -> CC:
     """'8.6' -> (8, 6); raises ValueError on anything else."""
     major, dot, minor = text.strip().partition(".")
@@ -176,9 +180,19 @@ class PackagePin(NamedTuple):
 
 
 class Rejection(NamedTuple):
-    subject: str  # "torch 2.5.1+cu124"
-    constraint: str  # driver | compute-capability | python | platform | spec | os | data
+    family: str  # "torch"
+    version: Version
+    tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
+    constraint: str  # driver | compute-capability | python | platform | spec | accelerator
     reason: str
+
+    @property
+    def build(self) -> str:
+        return f"{self.version}+{self.tag}" if self.tag else str(self.version)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.family} {self.build}"
 
 
 class Candidate(NamedTuple):

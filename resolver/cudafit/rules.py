@@ -7,7 +7,7 @@ from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.records import CC, GpuInfo, Machine, Matrices, cc_str, driver_key
+from cudafit.records import CC, GpuInfo, Machine, Matrices, driver_key, sm
 
 
 class Verdict(NamedTuple):
@@ -69,20 +69,30 @@ def check_gpu_support_by_driver(matrices: Matrices, machine: Machine) -> Optiona
     if machine.driver is None:
         return None
     for gpu in machine.gpus:
-        if gpu.compute_capability is None:
-            continue
-        arch = matrices.architecture(gpu.compute_capability)
+        arch = matrices.architecture(gpu.compute_capability) if gpu.compute_capability else None
         if arch is None:
             continue
         if arch.first_driver and driver_key(machine.driver) < driver_key(arch.first_driver):
             return f"driver {machine.driver} predates {arch.name} support (needs the R{arch.first_driver} branch or newer) for {gpu_label(gpu)}"
-        if arch.last_driver and driver_key(machine.driver)[0] > driver_key(arch.last_driver)[0]:
+        # Only Linux driver numbers name their branch (R580 is 580.x); Windows builds of one
+        # branch run on past it (581.xx, 582.xx), so the end of support is checked on Linux only.
+        if arch.last_driver and not _uses_windows_driver(machine) and driver_key(machine.driver)[0] > driver_key(arch.last_driver)[0]:
             return f"driver {machine.driver} is newer than the last branch supporting {arch.name} (R{arch.last_driver}) for {gpu_label(gpu)}"
     return None
 
 
+def gpu_driver_needs(matrices: Matrices, machine: Machine) -> list[str]:
+    """What each GPU asks of a driver, for answers where the driver is unknown."""
+    needs = []
+    for gpu in machine.gpus:
+        arch = matrices.architecture(gpu.compute_capability) if gpu.compute_capability else None
+        if arch is not None and arch.first_driver:
+            needs.append(f"{gpu_label(gpu)} needs a driver of the R{arch.first_driver} branch or newer ({arch.name})")
+    return needs
+
+
 def gpu_label(gpu: GpuInfo) -> str:
-    cc = f"sm_{gpu.compute_capability[0]}{gpu.compute_capability[1]}" if gpu.compute_capability else "unknown sm"
+    cc = sm(gpu.compute_capability) if gpu.compute_capability else "unknown sm"
     return f"{gpu.name} ({cc})" if gpu.name else cc
 
 
@@ -103,17 +113,21 @@ def check_arch(
         return Verdict(True, "GPU architecture not checked", warning=None), False
     if sass is None:
         # The build's list is unknown, but the toolkit bounds it: CUDA 12.6 cannot have compiled
-        # SASS for sm_120, nor CUDA 13.0 for sm_61. Without known PTX, such a GPU is ruled out.
+        # SASS for sm_120, nor CUDA 13.0 for sm_61. Such a GPU can only run the build's PTX.
         toolkit = matrices.toolkit(cuda)
-        if toolkit is not None and toolkit.targets is not None:
-            for gpu in known:
-                cc = gpu.compute_capability
-                if not any(t[0] == cc[0] and t[1] <= cc[1] for t in toolkit.targets):
-                    if ptx is None or not any(p <= cc for p in ptx):
-                        return Verdict(False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is "
-                                              f"{'unknown' if ptx is None else 'too new'}", constraint="compute-capability"), False
-        return Verdict(True, "architecture list unknown",
-                       warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+        if toolkit is None or toolkit.targets is None:
+            return Verdict(True, "architecture list unknown",
+                           warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+        out_of_reach = [g for g in known if not any(t[0] == g.compute_capability[0] and t[1] <= g.compute_capability[1]
+                                                     for t in toolkit.targets)]
+        if not out_of_reach:
+            return Verdict(True, "architecture list unknown",
+                           warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+        if ptx is None:
+            gpu = out_of_reach[0]
+            return Verdict(False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is unknown",
+                           constraint="compute-capability"), False
+        known, sass = out_of_reach, frozenset()
     needs_jit = False
     for gpu in known:
         cc = gpu.compute_capability
@@ -121,7 +135,7 @@ def check_arch(
             continue
         ptx_ok = ptx is not None and any(p <= cc for p in ptx)
         if not ptx_ok:
-            have = ", ".join(f"sm_{a}{b}" for a, b in sorted(sass)) or "none"
+            have = ", ".join(sm(c) for c in sorted(sass)) or "none"
             ptx_text = "unknown" if ptx is None else (", ".join(f"compute_{a}{b}" for a, b in sorted(ptx)) or "none")
             return Verdict(False, f"no kernel image for {gpu_label(gpu)}: SASS {have}; PTX {ptx_text}",
                            constraint="compute-capability"), False
@@ -132,11 +146,6 @@ def check_arch(
         needs_jit = True
     if needs_jit:
         return Verdict(True, "runs through PTX JIT", warning="no SASS for this GPU: kernels are JIT-compiled from PTX (slow first start, larger cache)"), True
-    shown = ", ".join(sorted({f"sm_{g.compute_capability[0]}{g.compute_capability[1]}" for g in known}))
+    shown = ", ".join(sorted({sm(g.compute_capability) for g in known}))
     return Verdict(True, f"SASS for {shown}"), False
 
-
-def min_cc_note(sass: Optional[frozenset[CC]]) -> str:
-    if not sass:
-        return "unknown"
-    return ", ".join(cc_str(c) for c in sorted(sass))

@@ -14,8 +14,9 @@ from typing import Callable, Optional
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
-from cudafit import pytorch
+from cudafit import pytorch, rules
 from cudafit.errors import InputError
 from cudafit.records import Candidate, Machine, Matrices, Rejection, Resolution
 
@@ -32,7 +33,7 @@ def parse_specs(texts: list[str], machine: Machine) -> dict[str, dict[str, Speci
             req = Requirement(text)
         except InvalidRequirement as exc:
             raise InputError(f"spec {text!r}{_column(str(exc))}: not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
-        name = req.name.lower().replace("_", "-")
+        name = canonicalize_name(req.name)
         if name in _NOT_YET:
             raise InputError(f"spec {text!r}: {name} is not in this cudafit's data yet; it knows torch, torchvision and torchaudio")
         if name not in FAMILIES:
@@ -48,6 +49,8 @@ def parse_specs(texts: list[str], machine: Machine) -> dict[str, dict[str, Speci
         members[name] = members.get(name, SpecifierSet()) & req.specifier
         if name != "torch":
             members.setdefault("torch", SpecifierSet())
+    if not families:
+        raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     return families
 
 
@@ -66,12 +69,13 @@ def _marker_env(machine: Machine) -> dict[str, str]:
         env["python_version"] = machine.python
         env["python_full_version"] = machine.python + ".0"
     if machine.os:
-        env["sys_platform"] = {"linux": "linux", "wsl": "linux", "windows": "win32", "macos": "darwin"}[machine.os]
-        env["platform_system"] = {"linux": "Linux", "wsl": "Linux", "windows": "Windows", "macos": "Darwin"}[machine.os]
+        env["sys_platform"] = {"linux": "linux", "wsl": "linux", "windows": "win32", "macos": "darwin"}.get(machine.os, machine.os)
+        env["platform_system"] = {"linux": "Linux", "wsl": "Linux", "windows": "Windows", "macos": "Darwin"}.get(machine.os, machine.os)
         env["os_name"] = "nt" if machine.os == "windows" else "posix"
     if machine.arch:
         env["platform_machine"] = {"x86_64": "AMD64" if machine.os == "windows" else "x86_64",
-                                   "aarch64": "arm64" if machine.os in ("macos", "windows") else "aarch64"}[machine.arch]
+                                   "aarch64": "arm64" if machine.os in ("macos", "windows") else "aarch64"
+                                   }.get(machine.arch, machine.arch)
     return env
 
 
@@ -94,7 +98,9 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: pyto
         rejections.extend(rejected)
 
     machine_problems = list(machine.warnings)
-    chosen = _search(offered, [], [])
+    if not machine.driver_known:
+        machine_problems.extend(rules.gpu_driver_needs(matrices, machine))
+    chosen = _search(offered, [])
     if chosen is None:
         return Resolution(
             ok=False, machine=machine, warnings=tuple(machine_problems),
@@ -110,21 +116,25 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: pyto
         warnings.extend(candidate.warnings)
         notes.extend(_ruled_out(candidate, rejections))
         offered_here = next(c for f, c in offered if f == candidate.family)
-        unverified = [c.label.split(" ", 1)[1] for c in offered_here if c.version > candidate.version]
+        newer = [c for c in offered_here if c.version > candidate.version]
+        unverified = [f"{c.version}+{c.variant.tag}" for c in newer if c.variant.sass is None]
+        jit_only = [f"{c.version}+{c.variant.tag}" for c in newer if c.variant.sass is not None]
         if unverified:
             notes.append(f"passed over {candidate.family} {_compact(unverified)}: may run, but which GPU "
                          "architectures those builds carry is unknown in cudafit's data")
+        if jit_only:
+            notes.append(f"passed over {candidate.family} {_compact(jit_only)}: they run only through PTX JIT")
     return Resolution(ok=True, machine=machine, candidates=tuple(chosen), notes=tuple(notes),
                       warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections))
 
 
-def _search(offered: list[tuple[str, list[Candidate]]], chosen: list[Candidate], dead: list[str]) -> Optional[list[Candidate]]:
+def _search(offered: list[tuple[str, list[Candidate]]], chosen: list[Candidate]) -> Optional[list[Candidate]]:
     if len(chosen) == len(offered):
         return chosen
     _family, candidates = offered[len(chosen)]
     for candidate in candidates:
         if consistent(chosen, candidate) is None:
-            found = _search(offered, chosen + [candidate], dead)
+            found = _search(offered, chosen + [candidate])
             if found is not None:
                 return found
     return None
@@ -133,21 +143,13 @@ def _search(offered: list[tuple[str, list[Candidate]]], chosen: list[Candidate],
 def _ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
     """Why each build preferred over the winner (a newer release, or a better build of the same
     release) was not taken, grouped by reason."""
-    prefix = f"{winner.family} "
     grouped: dict[str, list[str]] = {}
     for r in rejections:
-        # Builds for other accelerators (CPU, ROCm) were never in the running on an NVIDIA GPU.
-        if r.constraint in ("spec", "accelerator") or not r.subject.startswith(prefix):
+        # Requested-away releases, and builds for other accelerators, were never in the running.
+        if r.family != winner.family or r.constraint in ("spec", "accelerator") or r.version < winner.version:
             continue
-        version_text = r.subject[len(prefix):].split("+")[0]
-        if _version_key(version_text) < _version_key(str(winner.version)):
-            continue
-        grouped.setdefault(r.reason, []).append(r.subject[len(prefix):])
-    return [f"ruled out {prefix.strip()} {_compact(subjects)}: {reason}" for reason, subjects in grouped.items()]
-
-
-def _version_key(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
+        grouped.setdefault(r.reason, []).append(r.build)
+    return [f"ruled out {winner.family} {_compact(builds)}: {reason}" for reason, builds in grouped.items()]
 
 
 def _compact(subjects: list[str], most: int = 6) -> str:
@@ -162,7 +164,7 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
         if candidates:
             continue  # this family had options; the joint step failed (reported below)
         specs = families[family]
-        mine = [r for r in rejections if r.subject.split(" ")[0] == family]
+        mine = [r for r in rejections if r.family == family]
         if mine and all(r.constraint == "spec" for r in mine) and all("does not satisfy" in r.reason for r in mine):
             versions = [str(r.version) for r in matrices.torch]
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
@@ -173,7 +175,7 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
             # Requested-away releases and builds for other accelerators explain nothing here.
             if r.constraint in ("spec", "accelerator"):
                 continue
-            grouped.setdefault((r.constraint, r.reason), []).append(r.subject.split(" ", 1)[1])
+            grouped.setdefault((r.constraint, r.reason), []).append(r.build)
         for (constraint, reason), subjects in grouped.items():
             out.append(f"{constraint}: {family} {_compact(subjects)}: {reason}")
         if any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):

@@ -29,8 +29,8 @@ def renderer(fmt: str) -> Callable[[Resolution, EmitOptions], str]:
     return import_module(FORMATS[fmt]).render
 
 
-def render(fmt: str, resolution: Resolution, options: EmitOptions = EmitOptions()) -> str:
-    return renderer(fmt)(resolution, options)
+def render(fmt: str, resolution: Resolution, options: Optional[EmitOptions] = None) -> str:
+    return renderer(fmt)(resolution, options or EmitOptions())
 
 
 def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[Optional[str], list[PackagePin]]]:

@@ -14,12 +14,18 @@ from cudafit.emit.pip import commands
 from cudafit.records import Candidate, Resolution
 
 LAST_CHANNEL_RELEASE = Version("2.5.99")
+CHANNEL_PLATFORMS = ("linux-x86_64", "windows-x86_64", "macos-x86_64", "macos-arm64")
 
 
 def channel_packages(resolution: Resolution) -> Optional[tuple[list[str], list[str]]]:
     """(packages, channels) for the pytorch channel, or None where it has no such build."""
     torch: Optional[Candidate] = next((c for c in resolution.candidates if c.family == "torch"), None)
     if torch is None or len(resolution.candidates) != 1 or torch.version > LAST_CHANNEL_RELEASE:
+        return None
+    # The channel's CUDA packages were built for linux-64 and win-64 only; its CPU packages also
+    # for macOS. Elsewhere (linux-aarch64) the wheels are the route.
+    platform = resolution.machine.platform
+    if platform not in CHANNEL_PLATFORMS or (torch.variant.kind == "cuda" and platform.startswith("macos")):
         return None
     names = {"torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
     pkgs = [f"{names[p.name]}=={p.version}" for p in torch.packages]

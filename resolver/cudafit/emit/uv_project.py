@@ -1,6 +1,7 @@
 """pyproject.toml for uv: the PyTorch index as an explicit [[tool.uv.index]] (only the packages
 routed to it by [tool.uv.sources] come from it) and exact pins in [project].dependencies. When the
-output file exists, those three places are updated and everything else is kept."""
+output file exists, those three places are updated and every other setting is kept (comments and
+formatting are not: the file is rewritten from its parsed form)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+FAMILY = {"torch", "torchvision", "torchaudio"}
+
+
 def index_name(url: str) -> str:
     return "pytorch-" + url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _table(parent: dict, key: str, where: str) -> dict:
+    value = parent.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise InputError(f"existing pyproject.toml: {where} is not a table")
+    return value
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
@@ -31,25 +42,35 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             doc = tomllib.loads(options.existing)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"existing pyproject.toml is not valid TOML: {exc}") from None
-    project = doc.setdefault("project", {})
+    project = _table(doc, "project", "[project]")
     if not options.existing:
         project["name"] = options.env_name
         project["version"] = "0.1.0"
         if resolution.machine.python:
             project["requires-python"] = f">={resolution.machine.python}"
+    dependencies = project.get("dependencies", [])
+    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
+        raise InputError("existing pyproject.toml: [project] dependencies is not a list of strings")
     ours = {canonicalize_name(p.name) for p in resolution.packages}
     kept = []
-    for item in project.get("dependencies", []):
+    for item in dependencies:
         try:
-            if canonicalize_name(Requirement(item).name) in ours:
-                continue
+            name = canonicalize_name(Requirement(item).name)
         except InvalidRequirement:
-            pass
+            kept.append(item)
+            continue
+        if name in ours:
+            continue
+        if name in FAMILY:
+            # A torch-family pin left behind would fight the new set: resolve it together instead.
+            raise InputError(f"existing pyproject.toml depends on {item!r}; add {name} to the specs so it is resolved with the rest")
         kept.append(item)
     project["dependencies"] = kept + [p.requirement for p in resolution.packages]
-    uv = doc.setdefault("tool", {}).setdefault("uv", {})
-    indexes = [i for i in uv.get("index", []) if not str(i.get("name", "")).startswith("pytorch-")]
-    sources = {k: v for k, v in uv.get("sources", {}).items() if canonicalize_name(k) not in ours}
+    uv = _table(_table(doc, "tool", "[tool]"), "uv", "[tool.uv]")
+    sources = {k: v for k, v in _table(uv, "sources", "[tool.uv.sources]").items() if canonicalize_name(k) not in ours}
+    indexes = uv.get("index", [])
+    if not isinstance(indexes, list) or not all(isinstance(i, dict) for i in indexes):
+        raise InputError("existing pyproject.toml: [[tool.uv.index]] is not an array of tables")
     for pin in resolution.packages:
         if pin.index_url is None:
             continue
@@ -57,14 +78,14 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if not any(i.get("name") == name for i in indexes):
             indexes.append({"name": name, "url": pin.index_url, "explicit": True})
         sources[pin.name] = {"index": name}
-    if indexes:
-        uv["index"] = indexes
-    else:
-        uv.pop("index", None)
-    if sources:
-        uv["sources"] = sources
-    else:
-        uv.pop("sources", None)
+    # Our old PyTorch indexes go once nothing routes to them any more.
+    used = {v.get("index") for v in sources.values() if isinstance(v, dict)}
+    indexes = [i for i in indexes if not str(i.get("name", "")).startswith("pytorch-") or i.get("name") in used]
+    for key, value in (("index", indexes), ("sources", sources)):
+        if value:
+            uv[key] = value
+        else:
+            uv.pop(key, None)
     if not uv:
         doc["tool"].pop("uv")
         if not doc["tool"]:
