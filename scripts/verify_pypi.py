@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
-"""Maintainer tool: check matrices/pytorch/*.toml against PyPI's file lists (needs the network).
+"""Maintainer tool: check matrices/pytorch/*.toml against PyPI (needs the network).
 
 For every torch release in the data, compare the CPython versions and platforms that have wheels on
 PyPI with `python`, `python_by_platform` and `platforms`; print each difference, and with
---suggest the python_by_platform table that would make the entry exact. Exit 1 on differences.
+--suggest the python_by_platform table that would make the entry exact. With --pins, also read the
+Requires-Dist of each release's Linux x86_64 wheel (only its METADATA, through HTTP range requests,
+not the whole wheel) and compare its nvidia-*/cuda-* requirements with the pins of the build PyPI
+serves there; with --companions, check that each recorded torchvision/torchaudio release declares
+(Requires-Dist) the torch it is paired with. Exit 1 on differences.
 
-    python scripts/verify_pypi.py [--suggest] [--package torch]
+    pip install -e '.[maint]' && python scripts/verify_pypi.py [--suggest] [--pins]
 """
 
 from __future__ import annotations
 
 import argparse
+import email.parser
+import io
 import re
 import sys
+import urllib.parse
+import zipfile
 from collections import defaultdict
 
 import requests
-from packaging.utils import parse_wheel_filename
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit.loader import load
@@ -50,9 +60,108 @@ def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
     return found
 
 
+class RemoteFile(io.RawIOBase):
+    """A read-only, seekable view of a URL through HTTP range requests, enough for zipfile."""
+
+    def __init__(self, session: requests.Session, url: str, size: int):
+        self.session, self.url, self.size, self.pos = session, url, size, 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
+        if end <= self.pos:
+            return b""
+        reply = self.session.get(self.url, headers={"Range": f"bytes={self.pos}-{end - 1}"}, timeout=120)
+        reply.raise_for_status()
+        data = reply.content[: end - self.pos]
+        self.pos += len(data)
+        return data
+
+
+LINUX_X86_64 = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
+                "os_name": "posix", "python_version": "3.12", "python_full_version": "3.12.0",
+                "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
+
+
+def requirements(session: requests.Session, base: str, wheel: dict) -> list[Requirement]:
+    """Requires-Dist of a wheel that apply on Linux x86_64, read from its METADATA."""
+    url = urllib.parse.urljoin(base, wheel["url"])
+    with zipfile.ZipFile(RemoteFile(session, url, wheel["size"])) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = email.parser.Parser().parsestr(zf.read(name).decode())
+    reqs = [Requirement(text) for text in metadata.get_all("Requires-Dist") or []]
+    return [r for r in reqs if r.marker is None or r.marker.evaluate(LINUX_X86_64)]
+
+
+def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict[str, str]:
+    return {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheel)
+            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+
+
+def check_companions(matrices) -> int:
+    """Each recorded torchvision/torchaudio release must declare support for its torch."""
+    session = requests.Session()
+    problems = 0
+    for package in ("torchvision", "torchaudio"):
+        base = f"https://pypi.org/pypi/{package}/json"
+        files = session.get(base, timeout=60).json()["releases"]
+        for release in sorted(matrices.torch, key=lambda r: r.version):
+            companion = getattr(release, package)
+            wheels = [f for f in files.get(companion or "", []) if f["filename"].endswith(".whl")]
+            wheels = [f for f in wheels if "x86_64" in f["filename"] and "linux" in f["filename"]] or wheels
+            if not wheels:
+                print(f"torch {release.version}: {package} {companion} has no wheel on PyPI")
+                problems += 1
+                continue
+            torch_req = [r for r in requirements(session, base, wheels[-1]) if canonicalize_name(r.name) == "torch"]
+            if not torch_req:
+                print(f"note: torch {release.version}: {package} {companion} declares no torch requirement")
+                continue
+            if not torch_req[0].specifier.contains(release.version, prereleases=True):
+                print(f"torch {release.version}: {package} {companion} declares torch{torch_req[0].specifier}")
+                problems += 1
+    return problems
+
+
+def check_pins(matrices, releases: dict) -> int:
+    session = requests.Session()
+    problems = 0
+    for release in sorted(matrices.torch, key=lambda r: r.version):
+        tag = release.pypi_variant.get("linux-x86_64")
+        variant = next((v for v in release.variants if v.tag == tag and "linux-x86_64" in v.platforms), None)
+        if variant is None or variant.pins is None:
+            continue
+        wheels = [f for f in releases.get(str(release.version), [])
+                  if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
+        if not wheels:
+            continue
+        actual = cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheels[-1])
+        data = {k: str(SpecifierSet(v)) for k, v in variant.pins.items()}
+        if data != actual:
+            problems += 1
+            print(f"torch {release.version}+{tag} pins: data={data} wheel={actual}")
+        else:
+            print(f"torch {release.version}+{tag}: {len(actual)} pins match {wheels[-1]['filename']}")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suggest", action="store_true", help="print python_by_platform tables to paste")
+    parser.add_argument("--pins", action="store_true", help="compare nvidia-* pins with the wheels' METADATA")
+    parser.add_argument("--companions", action="store_true", help="check torchvision/torchaudio declare their torch")
     args = parser.parse_args()
     matrices = load(use_cache=False)
     response = requests.get("https://pypi.org/pypi/torch/json", timeout=60)
@@ -91,6 +200,10 @@ def main() -> int:
         if version >= oldest and not version.is_prerelease and files and version not in known:
             print(f"torch {version}: on PyPI but not in matrices/pytorch/")
             problems += 1
+    if args.pins:
+        problems += check_pins(matrices, releases)
+    if args.companions:
+        problems += check_companions(matrices)
     print(f"{problems} difference(s)")
     return 1 if problems else 0
 
