@@ -55,6 +55,8 @@ def read(case: str, tmp_path: Path, **kw) -> detect.DriverReading:
         ("mixed-4090-1080ti-550", "550.54.14",
          [("NVIDIA GeForce RTX 4090", (8, 9), 24564), ("NVIDIA GeForce GTX 1080 Ti", (6, 1), 11264)], "12.4"),
         ("rtx5090-570", "570.124.04", [("NVIDIA GeForce RTX 5090", (12, 0), 32607)], "12.8"),
+        ("titanv-rtx5880-570", "570.86.15",
+         [("NVIDIA TITAN V", (7, 0), 12288), ("NVIDIA RTX 5880 Ada Generation", (8, 9), 49140)], "12.8"),
     ],
 )
 def test_reads_driver_and_gpus(case, driver, gpus, cuda, tmp_path):
