@@ -89,7 +89,7 @@ def scaled(matrices, factor: int):
 def bench_solver(runs: int) -> list[tuple[int, int, float]]:
     from cudafit.loader import load
     from cudafit.machine import MachineOptions, build_machine
-    from cudafit.pytorch import Policy
+    from cudafit.records import Policy
     from cudafit.solve import resolve
 
     real = load()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cudafit.machine import MachineOptions, build_machine
-from cudafit.pytorch import Policy
+from cudafit.records import Policy
 from cudafit.solve import resolve
 
 if sys.version_info >= (3, 11):

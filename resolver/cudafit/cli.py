@@ -72,12 +72,15 @@ def _load():
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the --format output to FILE (atomically).")
 @click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility).")
 @click.option("--cpu", is_flag=True, help="Resolve a CPU-only build even where a GPU is present.")
+@click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
+@click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 @_guard
-def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fmt, output, strict_driver, cpu, env_name):
-    """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision."""
+def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fmt, output, strict_driver, cpu,
+            mixed_cuda, why_not, env_name):
+    """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit.machine import build_machine
-    from cudafit.pytorch import Policy
+    from cudafit.records import Policy
     from cudafit.report import resolution_json, resolution_text
     from cudafit.solve import resolve as solve
 
@@ -85,7 +88,19 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
         raise click.UsageError("-o/--output needs --format")
     matrices = _load()
     machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
-    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu))
+    policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
+    res = solve(list(specs), machine, matrices, policy)
+    if why_not:
+        from cudafit.solve import explain
+
+        lines = explain(why_not, res, policy)
+        if as_json:
+            click.echo(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2))
+        else:
+            click.echo(f"why not {why_not}:")
+            for line in lines:
+                click.echo(f"  - {line}")
+        return 0
     if as_json:
         click.echo(json.dumps(resolution_json(res), indent=2))
         return 0 if res.ok else 1
@@ -155,13 +170,14 @@ def detect(driver, gpus, ccs, os_name, arch, python, jetson, as_json):
 @click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]), help="conda: use conda/mamba where the pytorch channel has the build.")
 @click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver.")
 @click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
+@click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
 @_guard
-def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_run, fmt, strict_driver, cpu):
+def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
     from cudafit import install as installer
     from cudafit.detect import interpreter_version
     from cudafit.machine import build_machine
-    from cudafit.pytorch import Policy
+    from cudafit.records import Policy
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve
 
@@ -170,7 +186,7 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_ru
     if python is None and env:
         python = interpreter_version(target.python)
     machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
-    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu))
+    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
         return 1
@@ -206,7 +222,8 @@ def data_check(folder: Optional[Path]):
 
     m = load(folder, use_cache=False)
     click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, "
-               f"{len(set(m.gpus.values()))} GPUs, {len(m.torch)} torch releases")
+               f"{len(set(m.gpus.values()))} GPUs, {len(m.torch)} torch, {len(m.tensorflow)} tensorflow, "
+               f"{len(m.jax)} jax releases")
     return 0
 
 

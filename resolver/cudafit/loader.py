@@ -29,7 +29,10 @@ from cudafit.records import (
     Architecture,
     CompatFloor,
     GpuModel,
+    JaxCuda,
+    JaxRelease,
     Matrices,
+    TFRelease,
     Toolkit,
     TorchRelease,
     TorchVariant,
@@ -238,7 +241,9 @@ def _pins(value: Any) -> dict[str, str]:
         raise TypeError("expected a table of distribution = specifier")
     pins = {}
     for name, spec in value.items():
-        SpecifierSet(_str(spec))
+        if not isinstance(spec, str):
+            raise TypeError(f"{name}: expected a specifier string (\"\" for any version)")
+        SpecifierSet(spec)
         pins[canonicalize_name(name)] = spec
     return pins
 
@@ -301,8 +306,10 @@ def build(root: Path, files: list[Path], blobs: list[bytes]) -> Matrices:
                     raise DataError(f"{rel}: torch {release.version} is also defined in {seen[release.version]}")
                 seen[release.version] = rel
                 torch.append(release)
+    tensorflow = _releases(docs, "tensorflow/tensorflow-", lambda rel, doc: _tensorflow_file(rel, doc, toolkits, dates))
+    jax = _releases(docs, "jax/jax-", lambda rel, doc: _jax_file(rel, doc, toolkits, dates))
     unexpected = set(docs) - {"nvidia.toml", "gpus.toml", "pytorch/index.toml"} - {
-        r for r in docs if r.startswith("pytorch/torch-")
+        r for r in docs if r.startswith(("pytorch/torch-", "tensorflow/tensorflow-", "jax/jax-"))
     }
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
@@ -315,7 +322,24 @@ def build(root: Path, files: list[Path], blobs: list[bytes]) -> Matrices:
         gpus=gpus,
         torch=tuple(torch),
         torch_index=index,
+        tensorflow=tensorflow,
+        jax=jax,
     )
+
+
+def _releases(docs: dict, prefix: str, parse) -> tuple:
+    """Every release from the files under `prefix`, newest first; a version in two files is an error."""
+    seen: dict = {}
+    out = []
+    for rel in sorted(docs):
+        if rel.startswith(prefix):
+            for release in parse(rel, docs[rel]):
+                if release.version in seen:
+                    raise DataError(f"{rel}: {release.version} is also defined in {seen[release.version]}")
+                seen[release.version] = rel
+                out.append(release)
+    out.sort(key=lambda r: r.version, reverse=True)
+    return tuple(out)
 
 
 def _only_keys(file: str, doc: dict, allowed: set[str]) -> None:
@@ -581,3 +605,153 @@ def _variant(e: _Entry, by_version: dict[Version, Any], toolkits: dict) -> tuple
     else:
         variant = TorchVariant(tag=tag, kind="other", platforms=platforms, python=python, notes=notes)
     return variant, applies
+
+
+# --- TensorFlow and JAX ---------------------------------------------------------------------
+
+
+def _line_header(file: str, doc: dict, prefix: str, allowed: set[str], dates: list[str]) -> tuple[set[str], str]:
+    _only_keys(file, doc, {"line", *allowed})
+    sources = _header(file, doc)
+    dates.append(doc["data_date"])
+    line = doc.get("line")
+    expected = file.removeprefix(prefix).removesuffix(".toml")
+    if line != expected:
+        raise DataError(f"{file}: top level: field 'line': expected {expected!r} to match the file name (got {line!r})")
+    return sources, line
+
+
+def _in_line(e: _Entry, version: Version, line: str) -> None:
+    if f"{version.major}.{version.minor}" != line:
+        raise e.fail("version", f"does not belong to release line {line}")
+
+
+def _cuda_of(e: _Entry, key: str, toolkits: dict, *, required: bool = True) -> Optional[Version]:
+    cuda = e.get(key, lambda v: None if v == UNKNOWN else _version(v), required=required)
+    if cuda is not None:
+        if len(cuda.release) != 2:
+            raise e.fail(key, "expected MAJOR.MINOR")
+        if (cuda.major, cuda.minor) not in toolkits:
+            raise e.fail(key, "names a CUDA version with no [[toolkit]] in nvidia.toml")
+    return cuda
+
+
+def _arch_lists(e: _Entry, cuda: Optional[Version], toolkits: dict, *, any_minor: bool = False) -> tuple:
+    """sass/ptx, checked against what the toolkit can target. With any_minor (JAX: cuda is the
+    oldest runtime it accepts, the build itself used a newer one) any toolkit of the major counts."""
+    sass = e.get("sass", _cc_set_or_unknown, required=False)
+    ptx = e.get("ptx", _cc_set_or_unknown, required=False)
+    if cuda is None:
+        return sass, ptx
+    if any_minor:
+        chosen = [t for k, t in toolkits.items() if k[0] == cuda.major and t.targets is not None]
+        targets = frozenset().union(*(t.targets for t in chosen)) if chosen else None
+        where = f"any CUDA {cuda.major}.x"
+    else:
+        toolkit = toolkits.get((cuda.major, cuda.minor))
+        targets = toolkit.targets if toolkit is not None else None
+        where = f"CUDA {cuda}"
+    for field, ccs in (("sass", sass), ("ptx", ptx)):
+        if ccs and targets is not None:
+            impossible = sorted(ccs - targets)
+            if impossible:
+                shown = ", ".join(f"{a}.{b}" for a, b in impossible)
+                raise e.fail(field, f"{where} cannot target {shown} (nvidia.toml [[toolkit]] targets)")
+    return sass, ptx
+
+
+def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TFRelease]:
+    sources, line = _line_header(file, doc, "tensorflow/tensorflow-", {"release"}, dates)
+    out = []
+    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
+        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = e.get("version", _version)
+        _in_line(e, version, line)
+        platforms = e.get("platforms", _platforms)
+        gpu_platforms = e.get("gpu_platforms", _platforms)
+        if not gpu_platforms <= platforms:
+            raise e.fail("gpu_platforms", "names a platform missing from platforms")
+        cuda = _cuda_of(e, "cuda", toolkits)
+        sass, ptx = _arch_lists(e, cuda, toolkits)
+        cudnn = e.get("cudnn", _str)
+        extras = tuple(e.get("extras", _str_list))
+        and_cuda = e.get("and_cuda", _pins, required=False)
+        if and_cuda is not None and "and-cuda" not in extras:
+            raise e.fail("and_cuda", "given, but 'and-cuda' is not in extras")
+        conda = e.get("conda", _conda_route, required=False)
+        out.append(TFRelease(
+            version=version, date=e.get("date", _date), python=e.get("python", _pythons), platforms=platforms,
+            gpu_platforms=gpu_platforms, cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, extras=extras,
+            sass=sass, ptx=ptx, and_cuda=and_cuda, conda=conda,
+            cpu_package=e.get("cpu_package", _str, required=False),
+            python_by_platform=e.get("python_by_platform", _python_map, required=False),
+            and_cuda_python=e.get("and_cuda_python", lambda v: frozenset(v) if v == [] else _pythons(v), required=False),
+        ))
+        e.finish()
+    if not out:
+        raise DataError(f"{file}: no [[release]] entries")
+    return out
+
+
+def _conda_route(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or set(value) - {"cudatoolkit", "cudnn", "channel", "notes", "source"}:
+        raise ValueError("expected a table with cudatoolkit, cudnn and channel")
+    for key in ("cudatoolkit", "cudnn", "channel"):
+        _str(value.get(key))
+    return {k: value[k] for k in ("cudatoolkit", "cudnn", "channel")}
+
+
+_FLAVOURS = {"cu11": 11, "cu12": 12, "cu13": 13}
+
+
+def _jax_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    sources, line = _line_header(file, doc, "jax/jax-", {"release"}, dates)
+    out = []
+    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
+        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = e.get("version", _version)
+        _in_line(e, version, line)
+        platforms = e.get("platforms", _platforms)
+        extras = tuple(e.get("extras", _str_list))
+        flavours = []
+        raw_cuda = e.get("cuda", lambda v: v if isinstance(v, list) else _str_list(v), required=False, default=[])
+        for j, item in enumerate(raw_cuda, 1):
+            c = _Entry(file, f"[[release]] #{i} ({version}) [[release.cuda]] #{j}", item, sources)
+            extra = c.get("extra", _str)
+            if extra not in extras:
+                raise c.fail("extra", f"is not among the release's extras {list(extras)}")
+            flavour = c.get("flavour", _str)
+            if flavour not in _FLAVOURS:
+                raise c.fail("flavour", f"expected one of {', '.join(_FLAVOURS)}")
+            cuda_min = _cuda_of(c, "cuda_min", toolkits, required=False)
+            if cuda_min is not None and cuda_min.major != _FLAVOURS[flavour]:
+                raise c.fail("cuda_min", f"is not a CUDA {_FLAVOURS[flavour]}.x version")
+            sass, ptx = _arch_lists(c, cuda_min, toolkits, any_minor=True)
+            packages = tuple(c.get("packages", _str_list))
+            for text in packages:
+                try:
+                    Requirement(text)
+                except InvalidRequirement:
+                    raise c.fail("packages", f"{text!r} is not a PEP 508 requirement") from None
+            cuda_platforms = c.get("platforms", _platforms)
+            if not cuda_platforms <= platforms:
+                raise c.fail("platforms", "names a platform missing from the release's platforms")
+            cudnn_min = c.get("cudnn_min", _str, required=False)
+            flavours.append(JaxCuda(
+                extra=extra, flavour=flavour, cuda_min=cuda_min,
+                cudnn_min=None if cudnn_min in (None, UNKNOWN) else cudnn_min, packages=packages,
+                find_links=c.get("find_links", lambda v: v if isinstance(v, str) else _str(v), required=False, default=""),
+                platforms=cuda_platforms, sass=sass, ptx=ptx, pins=c.get("pins", _pins, required=False),
+            ))
+            c.finish()
+        out.append(JaxRelease(
+            version=version, date=e.get("date", _date), jaxlib=e.get("jaxlib", _str, required=False),
+            python=e.get("python", _pythons), platforms=platforms, extras=extras, cuda=tuple(flavours),
+            python_by_platform=e.get("python_by_platform", _python_map, required=False),
+        ))
+        e.finish()
+    if not out:
+        raise DataError(f"{file}: no [[release]] entries")
+    return out

@@ -10,21 +10,16 @@ Preference, documented for users in README "How cudafit chooses":
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import rules
-from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TorchRelease, TorchVariant, driver_key
+from cudafit.records import Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
-
-
-class Policy(NamedTuple):
-    strict_driver: bool = False
-    cpu: bool = False
 
 
 def package_source(release: TorchRelease, variant: TorchVariant, platform: str, template: str) -> tuple[Optional[str], Optional[str]]:
@@ -49,6 +44,7 @@ def candidates(
     machine: Machine,
     matrices: Matrices,
     policy: Policy,
+    extras: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], list[Rejection]]:
     rejected: list[Rejection] = []
     platform = machine.platform
@@ -165,7 +161,8 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
 def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
     platform = machine.platform
     index_url, local = package_source(release, variant, platform, matrices.torch_index)
-    packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url)]
+    on_pypi = release.pypi_variant.get(platform) == variant.tag
+    packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url, pypi_build=on_pypi)]
     extra_warnings = list(warnings)
     for name in ("torchvision", "torchaudio"):
         if name not in specs:
@@ -180,13 +177,15 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
                 f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}"
             )
             continue
-        packages.append(PackagePin(name, version, local, variant.tag, index_url))
+        packages.append(PackagePin(name, version, local, variant.tag, index_url, pypi_build=on_pypi))
     cuda = f"{variant.cuda}" if variant.kind == "cuda" else None
     return Candidate(
         family=FAMILY,
         version=release.version,
-        variant=variant,
+        tag=variant.tag,
+        kind=variant.kind,
         packages=tuple(packages),
+        verified=variant.kind != "cuda" or variant.sass is not None or not any(g.compute_capability for g in machine.gpus),
         cuda=cuda,
         cudnn=variant.cudnn if variant.kind == "cuda" else None,
         pins=dict(variant.pins or {}),

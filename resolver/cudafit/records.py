@@ -106,6 +106,58 @@ class TorchRelease(NamedTuple):
         return (self.python_by_platform or {}).get(platform, self.python)
 
 
+class TFRelease(NamedTuple):
+    version: Version
+    date: str
+    python: frozenset[str]
+    platforms: frozenset[str]
+    gpu_platforms: frozenset[str]  # where the `tensorflow` wheel can use an NVIDIA GPU
+    cuda: Optional[Version]  # tested build configuration; None: unknown
+    cudnn: Optional[str]
+    extras: tuple[str, ...]
+    sass: Optional[frozenset[CC]]
+    ptx: Optional[frozenset[CC]]
+    and_cuda: Optional[dict[str, str]]  # Requires-Dist of the [and-cuda] extra
+    conda: Optional[dict[str, str]] = None  # the conda route for CUDA (cudatoolkit, cudnn, channel)
+    cpu_package: Optional[str] = None
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    and_cuda_python: Optional[frozenset[str]] = None  # None: wherever the release installs
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        return (self.python_by_platform or {}).get(platform, self.python)
+
+
+class JaxCuda(NamedTuple):
+    extra: str  # cuda12, cuda12_pip, cuda13
+    flavour: str  # cu11 | cu12 | cu13
+    cuda_min: Optional[Version]
+    cudnn_min: Optional[str]
+    packages: tuple[str, ...]
+    find_links: str
+    platforms: frozenset[str]
+    sass: Optional[frozenset[CC]]
+    ptx: Optional[frozenset[CC]]
+    pins: Optional[dict[str, str]]
+
+    @property
+    def major(self) -> int:
+        return int(self.flavour.removeprefix("cu"))
+
+
+class JaxRelease(NamedTuple):
+    version: Version
+    date: str
+    jaxlib: Optional[str]
+    python: frozenset[str]
+    platforms: frozenset[str]
+    extras: tuple[str, ...]
+    cuda: tuple[JaxCuda, ...]
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        return (self.python_by_platform or {}).get(platform, self.python)
+
+
 class Matrices(NamedTuple):
     data_date: str
     compat: dict[int, CompatFloor]
@@ -114,6 +166,8 @@ class Matrices(NamedTuple):
     gpus: dict[str, GpuModel]  # normalised name (and alias) -> model
     torch: tuple[TorchRelease, ...]  # newest first
     torch_index: str  # URL template with {variant}
+    tensorflow: tuple[TFRelease, ...] = ()  # newest first
+    jax: tuple[JaxRelease, ...] = ()  # newest first
 
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))
@@ -163,6 +217,12 @@ class Machine(NamedTuple):
         return f"{os_key}-{arch}"
 
 
+class Policy(NamedTuple):
+    strict_driver: bool = False  # each toolkit's own driver, not minor-version compatibility
+    cpu: bool = False  # CPU builds even beside a GPU
+    mixed_cuda: bool = False  # allow frameworks on different CUDA majors in one environment
+
+
 # --- answers --------------------------------------------------------------------------------
 
 
@@ -172,11 +232,15 @@ class PackagePin(NamedTuple):
     local: Optional[str]  # local tag, e.g. cu124; None when the index serves it without one
     variant: str
     index_url: Optional[str]  # None: PyPI
+    extras: tuple[str, ...] = ()
+    find_links: Optional[str] = None  # a -f page pip needs besides the index (old JAX CUDA wheels)
+    pypi_build: bool = False  # PyPI serves this very build as NAME==VERSION (no local tag)
 
     @property
     def requirement(self) -> str:
         full = f"{self.version}+{self.local}" if self.local else self.version
-        return f"{self.name}=={full}"
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.name}{extras}=={full}"
 
 
 class Rejection(NamedTuple):
@@ -198,18 +262,21 @@ class Rejection(NamedTuple):
 class Candidate(NamedTuple):
     family: str
     version: Version
-    variant: TorchVariant
+    tag: str  # the build: cu124, cpu, cu12 (TensorFlow/JAX CUDA flavour)
+    kind: str  # cuda | cpu
     packages: tuple[PackagePin, ...]
     cuda: Optional[str]
     cudnn: Optional[str]
-    pins: dict[str, str]
+    pins: dict[str, str]  # nvidia-*/cuda-* distribution -> specifier, shared with other frameworks
+    verified: bool = True  # False: which GPU architectures the build carries is unknown
     why: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     conda_channel_cuda: tuple[str, ...] = ()
+    conda: Optional[dict[str, str]] = None  # TensorFlow's conda CUDA route
 
     @property
     def label(self) -> str:
-        return f"{self.family} {self.version}+{self.variant.tag}"
+        return f"{self.family} {self.version}+{self.tag}"
 
 
 class Resolution(NamedTuple):
@@ -220,6 +287,8 @@ class Resolution(NamedTuple):
     warnings: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
     rejections: tuple[Rejection, ...] = ()
+    shared_pins: dict[str, str] = {}  # nvidia-* versions every chosen build allows; emitted as pins
+    offered: tuple[tuple[Candidate, ...], ...] = ()  # every family's runnable builds, best first
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

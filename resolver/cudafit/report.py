@@ -22,6 +22,7 @@ def resolution_json(res: Resolution) -> dict:
         ],
         "cuda": cuda.cuda if cuda else None,
         "cudnn": cuda.cudnn if cuda else None,
+        "pins": dict(sorted(res.shared_pins.items())),
         "commands": {"pip": " && ".join(commands(res)), "uv": " && ".join(commands(res, "uv pip install"))},
         "notes": list(res.notes),
         "warnings": list(res.warnings),

@@ -1,11 +1,16 @@
 """The solver: a pure function of (data, machine, request) that returns an answer with reasons or a
 failure with causes. No I/O, no printing.
 
-Each framework family (torch with torchvision/torchaudio today) offers its candidates best first,
-with a rejection for every build it ruled out. The joint step picks, family by family in the order
-the user named them, the first candidate consistent with those already chosen, backtracking when a
-later family has nothing consistent. Consistency between families (shared nvidia-* pins, one CUDA
-major) is checked by `consistent`, so adding a family does not change the search."""
+Each framework family (torch with torchvision/torchaudio, tensorflow, jax) offers its runnable
+builds best first, with a rejection for every build it ruled out. The joint step is a small
+constraint problem: builds of two families conflict when they need different CUDA majors (unless
+mixing is allowed), different cuDNN majors, or pins on a shared nvidia-* wheel that no version
+satisfies. Those constraints are pairwise, and for version ranges pairwise overlap means a common
+version, so arc consistency first removes every build with no partner in some other family (cost
+grows with the product of two families' sizes, not of all of them), and a depth-first search then
+takes, family by family in the order the user named them, the best build consistent with those
+already chosen. The answer is the best set in that order: the newest of the first-named framework,
+then the best of the next that fits."""
 
 from __future__ import annotations
 
@@ -15,43 +20,64 @@ from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
-from cudafit import pytorch, rules
+from cudafit import jax, pins, pytorch, rules, tensorflow
 from cudafit.errors import InputError
-from cudafit.records import Candidate, Machine, Matrices, Rejection, Resolution
+from cudafit.records import Candidate, Machine, Matrices, Policy, Rejection, Resolution
 
-FAMILIES: dict[str, tuple[str, Callable]] = {name: (pytorch.FAMILY, pytorch.candidates) for name in pytorch.MEMBERS}
-_NOT_YET = {"tensorflow", "tensorflow-cpu", "jax", "jaxlib"}
+_MODULES = (pytorch, tensorflow, jax)
+FAMILIES: dict[str, tuple[str, Callable]] = {
+    name: (module.FAMILY, module.candidates) for module in _MODULES for name in module.MEMBERS
+}
+KNOWN = ", ".join(FAMILIES)
 
 
-def parse_specs(texts: list[str], machine: Machine) -> dict[str, dict[str, SpecifierSet]]:
-    """family -> {distribution: combined specifier}. Markers are evaluated for the target machine."""
+def _extras_known(name: str, matrices: Optional[Matrices]) -> set[str]:
+    if name == "tensorflow":
+        return set(tensorflow.EXTRAS)
+    if name == "jax":
+        return jax.known_extras(matrices) if matrices is not None else set()
+    return set()
+
+
+def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
+                ) -> tuple[dict[str, dict[str, SpecifierSet]], dict[str, frozenset[str]]]:
+    """(family -> {distribution: combined specifier}, family -> extras asked for), families in the
+    order first named. Markers are evaluated for the target machine."""
     env = _marker_env(machine)
     families: dict[str, dict[str, SpecifierSet]] = {}
+    extras: dict[str, frozenset[str]] = {}
     for text in texts or ["torch"]:
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
             raise InputError(f"spec {text!r}{_column(str(exc))}: not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
         name = canonicalize_name(req.name)
-        if name in _NOT_YET:
-            raise InputError(f"spec {text!r}: {name} is not in this cudafit's data yet; it knows torch, torchvision and torchaudio")
         if name not in FAMILIES:
-            raise InputError(f"spec {text!r}: unknown framework {req.name!r}; expected torch, torchvision or torchaudio")
-        if req.extras:
-            raise InputError(f"spec {text!r}: {name} has no extras cudafit knows ({', '.join(sorted(req.extras))})")
+            raise InputError(f"spec {text!r}: unknown framework {req.name!r}; expected one of {KNOWN}")
         if req.url:
             raise InputError(f"spec {text!r}: a URL requirement names one file; cudafit picks among releases")
+        wanted = {canonicalize_name(e) for e in req.extras}
+        known = {canonicalize_name(e) for e in _extras_known(name, matrices)}
+        unknown = wanted - known
+        if unknown:
+            raise InputError(f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
+                             + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)"))
         if req.marker is not None and not req.marker.evaluate(env):
             continue
         family, _ = FAMILIES[name]
         members = families.setdefault(family, {})
         members[name] = members.get(name, SpecifierSet()) & req.specifier
-        if name != "torch":
+        if family == "torch" and name != "torch":
             members.setdefault("torch", SpecifierSet())
+        if wanted:
+            # extras are matched as the data spells them (cuda12_pip), not in PEP 685 form
+            spelled = {e for e in _extras_known(name, matrices) if canonicalize_name(e) in wanted}
+            extras[family] = extras.get(family, frozenset()) | frozenset(spelled)
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
-    return families
+    return families, extras
 
 
 def _column(message: str) -> str:
@@ -79,65 +105,168 @@ def _marker_env(machine: Machine) -> dict[str, str]:
     return env
 
 
-def consistent(chosen: list[Candidate], candidate: Candidate) -> Optional[str]:
-    """Why `candidate` cannot join `chosen` in one environment, or None."""
-    for other in chosen:
-        if other.cuda and candidate.cuda and other.cuda.split(".")[0] != candidate.cuda.split(".")[0]:
-            return f"CUDA {other.cuda} ({other.label}) and CUDA {candidate.cuda} ({candidate.label}) in one environment"
+def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True) -> Optional[str]:
+    """Why builds a and b cannot share one environment, or None. With name_a False the message
+    names only b, so that the reasons of many a's against one b read (and group) alike."""
+    la = f" ({a.label})" if name_a else ""
+    if a.cuda and b.cuda and not policy.mixed_cuda and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
+        return (f"CUDA {a.cuda.split('.')[0]}{la} and CUDA {b.cuda.split('.')[0]} ({b.label}) in one environment "
+                "(allow it with --mixed-cuda)")
+    if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
+        # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
+        return f"cuDNN {a.cudnn}{la} and cuDNN {b.cudnn} ({b.label}) are different majors"
+    clash = pins.clash(a.pins, b.pins)
+    if clash:
+        dist, spec_a, spec_b = clash
+        return f"{dist}: {spec_a}{la} vs {spec_b} ({b.label})"
     return None
 
 
-def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: pytorch.Policy) -> Resolution:
-    families = parse_specs(specs, machine)
+def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    families, extras = parse_specs(specs, machine, matrices)
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []
     for family, member_specs in families.items():
-        produce = FAMILIES[family][1]
-        accepted, rejected = produce(member_specs, machine, matrices, policy)
+        produce = FAMILIES[next(iter(member_specs))][1]
+        accepted, rejected = produce(member_specs, machine, matrices, policy, extras.get(family, frozenset()))
         offered.append((family, accepted))
         rejections.extend(rejected)
 
     machine_problems = list(machine.warnings)
     if not machine.driver_known:
         machine_problems.extend(rules.gpu_driver_needs(matrices, machine))
-    chosen = _search(offered, [])
+    pruned, joint = _arc_consistent(offered, policy)
+    chosen = _search(pruned, [], policy)
+    rejections.extend(joint)
     if chosen is None:
         return Resolution(
             ok=False, machine=machine, warnings=tuple(machine_problems),
             conflicts=tuple(_conflicts(families, offered, rejections, matrices)), rejections=tuple(rejections),
+            offered=tuple(tuple(c) for _f, c in offered),
         )
     notes: list[str] = []
     warnings: list[str] = list(machine_problems)
     for candidate in chosen:
         members = sorted(families[candidate.family].items(), key=lambda item: item[0] != candidate.family)
         spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
-        notes.append(f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here; "
+        others = [c.label for c in chosen if c is not candidate and chosen.index(c) < chosen.index(candidate)]
+        fit = f" that fits {', '.join(others)}" if others else ""
+        notes.append(f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
                      + "; ".join(candidate.why))
         warnings.extend(candidate.warnings)
         notes.extend(_ruled_out(candidate, rejections))
         offered_here = next(c for f, c in offered if f == candidate.family)
-        newer = [c for c in offered_here if c.version > candidate.version]
-        unverified = [f"{c.version}+{c.variant.tag}" for c in newer if c.variant.sass is None]
-        jit_only = [f"{c.version}+{c.variant.tag}" for c in newer if c.variant.sass is not None]
+        removed = {(r.version, r.tag) for r in joint if r.family == candidate.family}
+        clashes: dict[str, list[str]] = {}
+        unverified, lower = [], []
+        for c in offered_here:
+            if c.version <= candidate.version or (c.version, c.tag) in removed:
+                continue
+            reason = next((conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family
+                           and conflict(c, o, policy) is not None), None)
+            if reason:
+                clashes.setdefault(reason, []).append(f"{c.version}+{c.tag}")
+            elif not c.verified:
+                unverified.append(f"{c.version}+{c.tag}")
+            else:
+                lower.append(f"{c.version}+{c.tag}")
+        notes += [f"ruled out {candidate.family} {_compact(b)}: {r}" for r, b in clashes.items()]
         if unverified:
             notes.append(f"passed over {candidate.family} {_compact(unverified)}: may run, but which GPU "
                          "architectures those builds carry is unknown in cudafit's data")
-        if jit_only:
-            notes.append(f"passed over {candidate.family} {_compact(jit_only)}: they run only through PTX JIT")
+        if lower:
+            notes.append(f"passed over {candidate.family} {_compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
+    shared = pins.combined([c.pins for c in chosen])
+    if shared:
+        notes.append("pins shared between frameworks, emitted so pip keeps one version: "
+                     + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
     return Resolution(ok=True, machine=machine, candidates=tuple(chosen), notes=tuple(notes),
-                      warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections))
+                      warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections), shared_pins=shared,
+                      offered=tuple(tuple(c) for _f, c in offered))
 
 
-def _search(offered: list[tuple[str, list[Candidate]]], chosen: list[Candidate]) -> Optional[list[Candidate]]:
-    if len(chosen) == len(offered):
+def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
+                    ) -> tuple[list[list[Candidate]], list[Rejection]]:
+    """Drop every build that conflicts with all builds of some other family (AC-3 over pairs of
+    families), remembering why. Pair checks are memoised on what they depend on."""
+    domains = [list(c) for _f, c in offered]
+    if len(domains) < 2:
+        return domains, []
+    fits: dict[tuple, bool] = {}
+
+    def compatible(a: Candidate, b: Candidate) -> bool:
+        # Many builds share CUDA, cuDNN and pins (patch releases of a line): decide each kind once.
+        key = (a.cuda, a.cudnn, tuple(sorted(a.pins.items())), b.cuda, b.cudnn, tuple(sorted(b.pins.items())))
+        if key not in fits:
+            fits[key] = conflict(a, b, policy) is None
+        return fits[key]
+
+    removed: list[Rejection] = []
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(domains)):
+            for j in range(len(domains)):
+                if i == j or not domains[j]:
+                    continue
+                keep = []
+                for a in domains[i]:
+                    if any(compatible(a, b) for b in domains[j]):
+                        keep.append(a)
+                    else:
+                        removed.append(Rejection(a.family, a.version, a.tag, "joint",
+                                                 "fits no " + domains[j][0].family + " build that runs here, e.g. "
+                                                 + str(conflict(a, domains[j][0], policy, name_a=False))))
+                        changed = True
+                domains[i] = keep
+    return domains, removed
+
+
+def _search(domains: list[list[Candidate]], chosen: list[Candidate], policy: Policy) -> Optional[list[Candidate]]:
+    if len(chosen) == len(domains):
         return chosen
-    _family, candidates = offered[len(chosen)]
-    for candidate in candidates:
-        if consistent(chosen, candidate) is None:
-            found = _search(offered, chosen + [candidate])
+    for candidate in domains[len(chosen)]:
+        if all(conflict(other, candidate, policy) is None for other in chosen):
+            found = _search(domains, chosen + [candidate], policy)
             if found is not None:
                 return found
     return None
+
+
+def explain(name_version: str, res: Resolution, policy: Policy) -> list[str]:
+    """Why `name==version` is not part of the answer: its own rejections, its conflicts with the
+    chosen builds, or the preference that put another build first."""
+    name, sep, text = name_version.partition("==")
+    name = canonicalize_name(name.strip())
+    if not sep or name not in FAMILIES:
+        raise InputError(f"--why {name_version!r}: expected NAME==VERSION with NAME one of {KNOWN}")
+    try:
+        version = Version(text.strip())
+    except InvalidVersion:
+        raise InputError(f"--why {name_version!r}: {text!r} is not a version") from None
+    family = FAMILIES[name][0]
+    if not any(c.family == family for c in res.candidates) and not any(
+            c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
+        raise InputError(f"--why {name_version!r}: {family} is not among the specs resolved")
+    lines = []
+    chosen = [c for c in res.candidates if c.family == family and c.version == version]
+    if chosen:
+        return [f"{chosen[0].label} is part of the answer"]
+    own = [r for r in res.rejections if r.family == family and r.version == version]
+    lines += [f"{r.subject}: {r.reason}" for r in own if r.constraint != "joint"]
+    builds = [c for cs in res.offered for c in cs if c.family == family and c.version == version]
+    for build in builds:
+        clashes = [conflict(build, other, policy) for other in res.candidates if other.family != family]
+        clashes = [c for c in clashes if c]
+        if clashes:
+            lines += [f"{build.label}: {c}" for c in clashes]
+        else:
+            winner = next((c for c in res.candidates if c.family == family), None)
+            lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
+                         "(verified GPU code first, then the newest release, then the highest CUDA)")
+    if not lines:
+        lines.append(f"{family} {version} is not in cudafit's data")
+    return lines
 
 
 def _ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
@@ -161,12 +290,16 @@ def _compact(subjects: list[str], most: int = 6) -> str:
 def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices) -> list[str]:
     out = []
     for family, candidates in offered:
-        if candidates:
-            continue  # this family had options; the joint step failed (reported below)
         specs = families[family]
         mine = [r for r in rejections if r.family == family]
-        if mine and all(r.constraint == "spec" for r in mine) and all("does not satisfy" in r.reason for r in mine):
-            versions = [str(r.version) for r in matrices.torch]
+        if candidates and not any(r.constraint == "joint" for r in mine):
+            continue
+        releases = {"torch": matrices.torch, "tensorflow": matrices.tensorflow, "jax": matrices.jax}[family]
+        if not releases:
+            out.append(f"data: cudafit's data has no {family} releases")
+            continue
+        if not candidates and mine and all(r.constraint == "spec" and "does not satisfy" in r.reason for r in mine):
+            versions = [str(r.version) for r in releases]
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
             out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
             continue

@@ -33,6 +33,14 @@ def render(fmt: str, resolution: Resolution, options: Optional[EmitOptions] = No
     return renderer(fmt)(resolution, options or EmitOptions())
 
 
+class InstallGroup(NamedTuple):
+    """One install command: its index (None: PyPI), a find-links page, and the requirements."""
+
+    index_url: Optional[str]
+    find_links: Optional[str]
+    requirements: tuple[str, ...]
+
+
 def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[Optional[str], list[PackagePin]]]:
     """Packages grouped by the index they must come from, PyTorch-style indexes first: each group
     is one install command, because one --index-url serves one index."""
@@ -42,15 +50,30 @@ def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[Optional[str], list
     return sorted(groups.items(), key=lambda item: item[0] is None)
 
 
-def single_index(packages: tuple[PackagePin, ...], fmt: str) -> Optional[str]:
-    """The one index a requirements-style file may name. Such a file applies --index-url to every
-    line, so packages from PyPI and from the PyTorch index cannot share it safely."""
+def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "") -> list[InstallGroup]:
+    """The install commands of a set. Pins shared between frameworks go into the PyPI command, so
+    pip keeps the nvidia-* versions the solver chose. With `single` (a requirements file names at
+    most one index), builds that PyPI serves as they are move to PyPI; otherwise two indexes are an
+    error, since the only way to name both, --extra-index-url, invites dependency confusion."""
+    packages = resolution.packages
     groups = by_index(packages)
-    if len(groups) > 1:
-        where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for url, pins in groups)
-        raise InputError(f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
-                         "without --extra-index-url: use --format uv-project, pip or uv")
-    return groups[0][0] if groups else None
+    if single and len(groups) > 1:
+        indexed = [p for url, pins in groups if url for p in pins]
+        if all(p.pypi_build for p in indexed):
+            packages = tuple(p._replace(index_url=None, local=None) if p.index_url else p for p in packages)
+            groups = by_index(packages)
+        else:
+            where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for url, pins in groups)
+            raise InputError(f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
+                             "without --extra-index-url: use --format uv-project, pip or uv")
+    shared = tuple(f"{dist}{spec}" for dist, spec in sorted(resolution.shared_pins.items()))
+    out = []
+    for i, (url, pins) in enumerate(groups):
+        links = next((p.find_links for p in pins if p.find_links), None)
+        reqs = tuple(p.requirement for p in pins)
+        last = i == len(groups) - 1
+        out.append(InstallGroup(url, links, reqs + (shared if last else ())))
+    return out
 
 
 def header(resolution: Resolution) -> str:

@@ -25,21 +25,29 @@ def channel_packages(resolution: Resolution) -> Optional[tuple[list[str], list[s
     # The channel's CUDA packages were built for linux-64 and win-64 only; its CPU packages also
     # for macOS. Elsewhere (linux-aarch64) the wheels are the route.
     platform = resolution.machine.platform
-    if platform not in CHANNEL_PLATFORMS or (torch.variant.kind == "cuda" and platform.startswith("macos")):
+    if platform not in CHANNEL_PLATFORMS or (torch.kind == "cuda" and platform.startswith("macos")):
         return None
     names = {"torch": "pytorch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
     pkgs = [f"{names[p.name]}=={p.version}" for p in torch.packages]
-    variant = torch.variant
-    if variant.kind == "cpu":
+    if torch.kind == "cpu":
         if resolution.machine.os != "macos":
             pkgs.append("cpuonly")
         return pkgs, ["pytorch"]
-    if variant.kind != "cuda" or torch.cuda not in torch.conda_channel_cuda:
+    if torch.kind != "cuda" or torch.cuda not in torch.conda_channel_cuda:
         return None
     if torch.version < Version("1.13"):
         # Before 1.13 the CUDA runtime came as cudatoolkit, partly from conda-forge.
         return pkgs + [f"cudatoolkit={torch.cuda}"], ["pytorch", "conda-forge"]
     return pkgs + [f"pytorch-cuda={torch.cuda}"], ["pytorch", "nvidia"]
+
+
+def cuda_from_conda(resolution: Resolution) -> Optional[tuple[list[str], str]]:
+    """(packages, channel) of the CUDA runtime a chosen build expects from conda (TensorFlow on
+    native Windows up to 2.10, TensorFlow 2.13's cudatoolkit), or None."""
+    for c in resolution.candidates:
+        if c.kind == "cuda" and c.conda:
+            return [f"cudatoolkit={c.conda['cudatoolkit']}", f"cudnn={c.conda['cudnn']}"], c.conda["channel"]
+    return None
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
@@ -51,5 +59,9 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         pkgs, channels = route
         lines.append("conda install " + " ".join(pkgs) + "".join(f" -c {c}" for c in channels))
     else:
+        runtime = cuda_from_conda(resolution)
+        if runtime is not None:
+            pkgs, channel = runtime
+            lines.append("conda install " + " ".join(pkgs) + f" -c {channel}")
         lines.extend(commands(resolution, "python -m pip install"))
     return "\n".join(lines) + "\n"

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
-from cudafit.emit import EmitOptions, by_index
+import shlex
+
+from cudafit.emit import EmitOptions, install_groups
 from cudafit.records import Resolution
 
 
 def commands(resolution: Resolution, installer: str = "pip install") -> list[str]:
     lines = []
-    for index_url, pins in by_index(resolution.packages):
-        flag = f" --index-url {index_url}" if index_url else ""
-        lines.append(f"{installer}{flag} " + " ".join(p.requirement for p in pins))
+    for group in install_groups(resolution):
+        flags = f" --index-url {group.index_url}" if group.index_url else ""
+        flags += f" -f {group.find_links}" if group.find_links else ""
+        lines.append(f"{installer}{flags} " + " ".join(shlex.quote(r) for r in group.requirements))
     return lines
 
 

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
-from cudafit.emit import EmitOptions, header, single_index
+from cudafit.emit import EmitOptions, header, install_groups
 from cudafit.records import Resolution
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
-    index = single_index(resolution.packages, "requirements")
     lines = [f"# {header(resolution)}"]
-    if index:
-        lines.append(f"--index-url {index}")
-    lines.extend(p.requirement for p in resolution.packages)
+    for group in install_groups(resolution, single=True, fmt="requirements"):
+        if group.index_url:
+            lines.append(f"--index-url {group.index_url}")
+        if group.find_links:
+            lines.append(f"--find-links {group.find_links}")
+        lines.extend(group.requirements)
     return "\n".join(lines) + "\n"

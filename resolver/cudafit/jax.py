@@ -1,0 +1,121 @@
+"""JAX: the releases and CUDA flavours that run here, best first.
+
+A JAX release offers one CUDA flavour per extra: jax[cuda12] (the jax-cuda12-plugin wheels from
+PyPI), jax[cuda13], and in older releases jax[cuda11_pip]/jax[cuda12_pip], whose CUDA jaxlib wheels
+come from JAX's own find-links page. `jax[cuda12]` in a spec picks the flavour; without one, the
+highest CUDA the driver runs wins. Preference: the newest release, then the highest CUDA."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+
+from cudafit import rules
+from cudafit.records import Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
+
+FAMILY = "jax"
+MEMBERS = ("jax", "jaxlib")
+
+
+def known_extras(matrices: Matrices) -> set[str]:
+    return {extra for r in matrices.jax for extra in r.extras}
+
+
+def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
+    spec = specs.get("jax", SpecifierSet())
+    jaxlib_spec = specs.get("jaxlib", SpecifierSet())
+    platform = machine.platform
+    gpu_here = machine.driver is not None or not machine.driver_known
+    want_cpu = policy.cpu or not gpu_here or machine.os in ("macos", "windows")
+    ranked: list[tuple[tuple, Candidate]] = []
+    rejected: list[Rejection] = []
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    for age, release in enumerate(matrices.jax):
+        def reject(constraint: str, reason: str, tag=None, release=release) -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+
+        if not spec.contains(release.version, prereleases=True):
+            reject("spec", f"does not satisfy jax{spec}")
+            continue
+        if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
+            reject("spec", f"pairs with jaxlib {release.jaxlib}, which does not satisfy jaxlib{jaxlib_spec}")
+            continue
+        if platform not in release.platforms:
+            reject("platform", f"no jaxlib wheels for {platform}")
+            continue
+        pythons = release.pythons(platform)
+        if machine.python is not None and machine.python not in pythons:
+            reject("python", f"no wheel for Python {machine.python}")
+            continue
+        missing = set(extras) - set(release.extras)
+        if missing:
+            reject("spec", f"has no extra {', '.join(sorted(missing))} (has {', '.join(release.extras) or 'none'})")
+            continue
+        if want_cpu and not extras:
+            if gpu_here and not policy.cpu and machine.os == "windows":
+                reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) "
+                             "or the CPU build (--cpu)", "cpu")
+            elif gpu_here and not policy.cpu and machine.os != "macos":
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu")
+            else:
+                ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
+            continue
+        for flavour in release.cuda:
+            if extras and flavour.extra not in extras:
+                continue
+            result = _judge(release, flavour, machine, matrices, policy, driver_problem)
+            if isinstance(result, Rejection):
+                rejected.append(result)
+                continue
+            tier, why, warnings, verified = result
+            ranked.append(((tier, age, -flavour.major), _candidate(release, flavour, flavour.flavour, why, warnings,
+                                                                   flavour.pins or {}, verified)))
+        if not release.cuda and not want_cpu:
+            reject("platform", "no CUDA build of this release in cudafit's data")
+    ranked.sort(key=lambda item: item[0])
+    return [c for _k, c in ranked], rejected
+
+
+def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Matrices, policy, driver_problem):
+    def reject(constraint: str, reason: str) -> Rejection:
+        return Rejection(FAMILY, release.version, flavour.flavour, constraint, reason)
+
+    if machine.platform not in flavour.platforms:
+        return reject("platform", f"jax[{flavour.extra}] has no wheels for {machine.platform}")
+    if policy.cpu:
+        return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
+    if machine.driver_known and machine.driver is None:
+        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
+    if driver_problem:
+        return reject("driver", driver_problem)
+    if flavour.cuda_min is None:
+        return reject("data", f"the CUDA version of jax[{flavour.extra}] is unknown in cudafit's data")
+    # pip brings the newest CUDA runtime of the major that the plugin allows, so the major's
+    # minor-version floor is what the driver must meet (JAX's install guide states the same floor).
+    driver = rules.check_driver(matrices, machine, flavour.cuda_min, policy.strict_driver)
+    if not driver.ok:
+        return reject(driver.constraint, driver.reason)
+    # The plugin was compiled with a newer toolkit of the major than the runtime it accepts; the
+    # newest one cudafit knows bounds what it can carry.
+    built_with = max((t.version for k, t in matrices.toolkits.items() if k[0] == flavour.major), default=flavour.cuda_min)
+    arch, needs_jit = rules.check_arch(matrices, machine, built_with, flavour.sass, flavour.ptx)
+    if not arch.ok:
+        return reject(arch.constraint, arch.reason)
+    warnings = tuple(w for w in (driver.warning, arch.warning) if w)
+    if flavour.find_links:
+        warnings += (f"jax[{flavour.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
+    unverified = flavour.sass is None and any(g.compute_capability for g in machine.gpus)
+    tier = 2 if needs_jit else (1 if unverified else 0)
+    why = (f"jax[{flavour.extra}]: CUDA {flavour.cuda_min}+, cuDNN {flavour.cudnn_min or 'unknown'}+; {driver.reason}; {arch.reason}",)
+    return tier, why, warnings, not unverified
+
+
+def _candidate(release: JaxRelease, flavour, tag, why, warnings, pins, verified) -> Candidate:
+    extras = (flavour.extra,) if flavour else ()
+    pin = PackagePin("jax", str(release.version), None, tag, None, extras=extras,
+                     find_links=(flavour.find_links or None) if flavour else None)
+    return Candidate(
+        family=FAMILY, version=release.version, tag=tag, kind="cuda" if flavour else "cpu", packages=(pin,),
+        cuda=f"{flavour.cuda_min}" if flavour and flavour.cuda_min else None,
+        cudnn=flavour.cudnn_min if flavour else None, pins=dict(pins), verified=verified,
+        why=tuple(why), warnings=tuple(warnings),
+    )

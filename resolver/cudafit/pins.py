@@ -1,0 +1,79 @@
+"""Shared nvidia-*/cuda-* requirements: can two frameworks' pins on one distribution both hold?
+
+Each framework's build names versions of the same NVIDIA wheels (nvidia-cudnn-cu12 ==9.1.0.70,
+>=9.3.0.75, ...). A set of builds can share one environment only if, for every distribution they
+both name, some version satisfies every specifier. The real list of published versions is not in
+cudafit's data, so satisfiability is decided over the versions the specifiers themselves name and
+the nearest versions around them, which is exact for ==, >=, >, <=, < and ~= bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+def _probes(spec: SpecifierSet) -> set[Version]:
+    probes: set[Version] = set()
+    for item in spec:
+        text = item.version.removesuffix(".*")
+        try:
+            v = Version(text)
+        except InvalidVersion:
+            continue
+        release = list(v.release)
+        probes.add(v)
+        # just above the bound (for > and !=), and the next release of each component (for < and ~=)
+        probes.add(Version(".".join(map(str, release + [1]))))
+        for i in range(len(release)):
+            bumped = release[: i + 1]
+            bumped[-1] += 1
+            probes.add(Version(".".join(map(str, bumped))))
+    return probes
+
+
+def satisfiable(specs: list[str]) -> bool:
+    combined = SpecifierSet()
+    for text in specs:
+        combined &= SpecifierSet(text)
+    if not str(combined):
+        return True
+    candidates = set()
+    for text in specs:
+        candidates |= _probes(SpecifierSet(text))
+    return any(combined.contains(v, prereleases=True) for v in candidates)
+
+
+def clash(a: dict[str, str], b: dict[str, str]) -> Optional[tuple[str, str, str]]:
+    """(distribution, spec in a, spec in b) for the first distribution both name that no version
+    can satisfy, else None."""
+    for dist in sorted(set(a) & set(b)):
+        try:
+            if not satisfiable([a[dist], b[dist]]):
+                return dist, a[dist], b[dist]
+        except InvalidSpecifier:
+            return dist, a[dist], b[dist]
+    return None
+
+
+def combined(pin_sets: list[dict[str, str]]) -> dict[str, str]:
+    """For every distribution named by more than one build, the specifier all of them allow."""
+    names: dict[str, list[str]] = {}
+    for pins in pin_sets:
+        for dist, spec in pins.items():
+            names.setdefault(dist, []).append(spec)
+    out = {}
+    for dist, specs in names.items():
+        if len(specs) < 2:
+            continue
+        exact = [t for t in specs if t.startswith("==") and "," not in t and not t.endswith("*")]
+        if exact:
+            out[dist] = exact[0]  # an exact pin says it all (the others were checked to allow it)
+            continue
+        joined = SpecifierSet()
+        for text in specs:
+            joined &= SpecifierSet(text)
+        out[dist] = str(joined)
+    return out

@@ -1,0 +1,128 @@
+"""TensorFlow: the releases whose build runs here, best first.
+
+Since 2.14 `tensorflow[and-cuda]` brings CUDA and cuDNN as pip wheels, so the driver and the GPU
+decide. Before that the wheel expects CUDA and cuDNN installed on the system (or, on native
+Windows up to 2.10, through conda); such a release is offered with that requirement stated. Native
+Windows has no GPU build after 2.10: there the answer names the real alternatives (WSL2, an older
+release with conda's CUDA, the CPU build) instead of returning a CPU build unasked.
+
+Preference: builds that bring their own CUDA through pip first, then the newest release."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+
+from cudafit import rules
+from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
+
+FAMILY = "tensorflow"
+MEMBERS = ("tensorflow", "tensorflow-cpu")
+EXTRAS = {"and-cuda"}
+
+
+def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
+    spec = specs.get("tensorflow", SpecifierSet()) & specs.get("tensorflow-cpu", SpecifierSet())
+    cpu = policy.cpu or "tensorflow-cpu" in specs
+    platform = machine.platform
+    gpu_here = machine.driver is not None or not machine.driver_known
+    ranked: list[tuple[tuple, Candidate]] = []
+    rejected: list[Rejection] = []
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    for age, release in enumerate(matrices.tensorflow):
+        def reject(constraint: str, reason: str, tag=None, release=release) -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+
+        if not spec.contains(release.version, prereleases=True):
+            reject("spec", f"does not satisfy tensorflow{spec}")
+            continue
+        if platform not in release.platforms:
+            reject("platform", f"no tensorflow wheels for {platform}")
+            continue
+        pythons = release.pythons(platform)
+        if machine.python is not None and machine.python not in pythons:
+            reject("python", f"no wheel for Python {machine.python} (has {_range(pythons)})")
+            continue
+        if cpu or not gpu_here or machine.os == "macos":
+            if gpu_here and not cpu and machine.os != "macos":
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu")
+                continue
+            ranked.append(((0, age), _cpu(release, machine, "tensorflow-cpu" in specs)))
+            continue
+        result = _gpu(release, machine, matrices, policy, driver_problem, extras)
+        if isinstance(result, Rejection):
+            rejected.append(result)
+            continue
+        tier, candidate = result
+        ranked.append(((tier, age), candidate))
+    ranked.sort(key=lambda item: item[0])
+    return [c for _k, c in ranked], rejected
+
+
+def _range(pythons) -> str:
+    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
+
+
+def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
+    name = release.cpu_package if cpu_package and release.cpu_package else "tensorflow"
+    why = "CPU build" + (" (Apple silicon: add tensorflow-metal for the GPU)" if machine.os == "macos" else "")
+    return Candidate(
+        family=FAMILY, version=release.version, tag="cpu", kind="cpu",
+        packages=(PackagePin(name, str(release.version), None, "cpu", None),),
+        cuda=None, cudnn=None, pins={}, why=(why,),
+    )
+
+
+def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, driver_problem, extras):
+    label_tag = f"cu{release.cuda.major}" if release.cuda else "cuda"
+
+    def reject(constraint: str, reason: str) -> Rejection:
+        return Rejection(FAMILY, release.version, label_tag, constraint, reason)
+
+    if machine.platform not in release.gpu_platforms:
+        if machine.os == "windows":
+            return reject("os", "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
+                                "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)")
+        return reject("platform", f"the tensorflow wheel for {machine.platform} has no CUDA support")
+    if release.cuda is None:
+        return reject("data", "the CUDA version of this release's build is unknown in cudafit's data")
+    if machine.driver_known and machine.driver is None:
+        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
+    if driver_problem:
+        return reject("driver", driver_problem)
+    driver = rules.check_driver(matrices, machine, release.cuda, policy.strict_driver)
+    if not driver.ok:
+        return reject(driver.constraint, driver.reason)
+    arch, needs_jit = rules.check_arch(matrices, machine, release.cuda, release.sass, release.ptx)
+    if not arch.ok:
+        return reject(arch.constraint, arch.reason)
+    warnings = [w for w in (driver.warning, arch.warning) if w]
+    pip_cuda = "and-cuda" in release.extras and machine.platform.startswith("linux")
+    if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
+        return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
+                                "some of its pins have no wheels there")
+    if pip_cuda:
+        pin = PackagePin("tensorflow", str(release.version), None, label_tag, None, extras=("and-cuda",))
+        why = f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} as pip wheels ([and-cuda])"
+        pins = dict(release.and_cuda or {})
+        if release.and_cuda is None:
+            warnings.append(f"the [and-cuda] requirements of tensorflow {release.version} are unknown in cudafit's data")
+    else:
+        pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
+        pins = {}
+        if release.conda and machine.os == "windows":
+            why = (f"needs CUDA {release.cuda} and cuDNN {release.cudnn} from conda "
+                   f"(cudatoolkit={release.conda['cudatoolkit']} cudnn={release.conda['cudnn']} -c {release.conda['channel']})")
+        else:
+            why = f"needs CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} installed on the system (not brought by pip)"
+        warnings.append(f"tensorflow {release.version}: {why}")
+    unverified = release.sass is None and any(g.compute_capability for g in machine.gpus)
+    tier = 3 if needs_jit else (1 if unverified else 0)
+    if not pip_cuda:
+        tier += 1  # a build that brings its own CUDA beats one that needs a system install
+    candidate = Candidate(
+        family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin,),
+        cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, verified=not unverified,
+        why=(f"{why}; {driver.reason}; {arch.reason}",), warnings=tuple(warnings), conda=release.conda,
+    )
+    return tier, candidate
