@@ -268,3 +268,40 @@ def test_requirements_refuses_two_indexes():
                  "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090", "--format", "requirements")
     assert result.exit_code == 2
     assert "needs two indexes (torch from https://download.pytorch.org/whl/cu126; torchaudio from PyPI)" in result.stderr
+
+
+H100 = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3"]
+
+
+def test_why_names_the_pin_that_rules_a_release_out():
+    result = cli("resolve", "torch", "tensorflow", *H100, "--why", "tensorflow==2.21.0")
+    assert result.exit_code == 0, result.stderr
+    assert "nvidia-nccl-cu12: >=2.27.7,<3.0 (tensorflow 2.21.0+cu12) vs ==2.27.5 (torch 2.10.0+cu128)" in result.stdout
+    data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--why", "tensorflow==2.21.0", "--json").stdout)
+    assert data["why_not"]["release"] == "tensorflow==2.21.0" and data["why_not"]["reasons"]
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["jax[cuda99]"], 2, "unknown extra cuda99 for jax"),
+        (["torch<2", "torch>3"], 1, "spec: no torch release in cudafit's data"),
+        (["tensorflow==9.9"], 1, "spec: no tensorflow release in cudafit's data"),
+        (["--why", "tensorflow=2.21"], 2, "expected NAME==VERSION"),
+    ],
+)
+def test_bad_or_impossible_requests(args, code, message):
+    result = cli("resolve", *args, *H100)
+    assert result.exit_code == code
+    assert message in (result.stderr + result.stdout)
+
+
+def test_joint_pip_commands_pin_the_shared_wheels():
+    result = cli("resolve", "torch", "tensorflow", *H100, "--format", "pip")
+    first, second = result.stdout.splitlines()
+    assert first == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.10.0+cu128"
+    assert second.startswith("pip install 'tensorflow[and-cuda]==2.20.0' ")
+    assert "nvidia-cudnn-cu12==9.10.2.21" in second and "nvidia-nccl-cu12==2.27.5" in second
+    data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--json").stdout)
+    assert data["pins"]["nvidia-nccl-cu12"] == "==2.27.5"
+    assert [p["variant"] for p in data["packages"]] == ["cu128", "cu12"]

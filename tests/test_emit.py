@@ -27,6 +27,12 @@ SCENARIOS = {
     "rtx3090-minor-compat": "wheels in conda",
     "macos-arm64-pypi": "PyPI, no index",
     "no-driver-linux-cpu-index": "CPU index",
+    # torch from its index, TensorFlow from PyPI, shared nvidia-* pins.
+    "joint-torch-tensorflow": "two frameworks",
+    # JAX's old CUDA wheels come from a find-links page.
+    "jax-old-find-links": "find-links",
+    # TensorFlow on native Windows: CUDA from conda.
+    "tf-native-windows-conda-route": "conda CUDA",
 }
 
 

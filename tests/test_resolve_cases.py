@@ -27,7 +27,9 @@ def run_case(case: dict, matrices):
         os=m["os"], arch=m["arch"], python=m["python"], jetson=case.get("jetson", False),
     )
     machine = build_machine(opts, matrices, reader=_no_detection)
-    return resolve(case["specs"], machine, matrices, Policy(strict_driver=case.get("strict_driver", False), cpu=case.get("cpu", False)))
+    policy = Policy(strict_driver=case.get("strict_driver", False), cpu=case.get("cpu", False),
+                    mixed_cuda=case.get("mixed_cuda", False))
+    return resolve(case["specs"], machine, matrices, policy)
 
 
 def _no_detection(*_a, **_k):

@@ -8,6 +8,7 @@ highest CUDA the driver runs wins. Preference: the newest release, then the high
 from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from cudafit import rules
 from cudafit.records import Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
@@ -46,9 +47,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         if machine.python is not None and machine.python not in pythons:
             reject("python", f"no wheel for Python {machine.python}")
             continue
-        missing = set(extras) - set(release.extras)
+        missing = set(extras) - {canonicalize_name(e) for e in release.extras}
         if missing:
-            reject("spec", f"has no extra {', '.join(sorted(missing))} (has {', '.join(release.extras) or 'none'})")
+            reject("extra", f"has no extra {', '.join(sorted(missing))} (has {', '.join(release.extras) or 'none'})")
             continue
         if want_cpu and not extras:
             if gpu_here and not policy.cpu and machine.os == "windows":
@@ -59,8 +60,13 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue
+        unmodelled = set(extras) - {canonicalize_name(f.extra) for f in release.cuda}
+        if unmodelled:
+            reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] (the *-local extras use a "
+                            "CUDA installed on the system); ask for jax[cuda12] or jax[cuda13]")
+            continue
         for flavour in release.cuda:
-            if extras and flavour.extra not in extras:
+            if extras and canonicalize_name(flavour.extra) not in extras:
                 continue
             result = _judge(release, flavour, machine, matrices, policy, driver_problem)
             if isinstance(result, Rejection):
@@ -100,6 +106,8 @@ def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Ma
     arch, needs_jit = rules.check_arch(matrices, machine, built_with, flavour.sass, flavour.ptx)
     if not arch.ok:
         return reject(arch.constraint, arch.reason)
+    if arch.warning and flavour.sass is None:
+        arch = arch._replace(warning=f"which GPU architectures jax[{flavour.extra}] {release.version} carries is unknown; not checked")
     warnings = tuple(w for w in (driver.warning, arch.warning) if w)
     if flavour.find_links:
         warnings += (f"jax[{flavour.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
@@ -116,6 +124,7 @@ def _candidate(release: JaxRelease, flavour, tag, why, warnings, pins, verified)
     return Candidate(
         family=FAMILY, version=release.version, tag=tag, kind="cuda" if flavour else "cpu", packages=(pin,),
         cuda=f"{flavour.cuda_min}" if flavour and flavour.cuda_min else None,
-        cudnn=flavour.cudnn_min if flavour else None, pins=dict(pins), verified=verified,
+        cudnn=flavour.cudnn_min if flavour else None, pins=dict(pins),
+        pins_known=flavour is None or flavour.pins is not None, verified=verified,
         why=tuple(why), warnings=tuple(warnings),
     )

@@ -189,6 +189,8 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
         cuda=cuda,
         cudnn=variant.cudnn if variant.kind == "cuda" else None,
         pins=dict(variant.pins or {}),
+        # Index builds before 2.2 bundle their CUDA libraries; later ones name nvidia-* wheels.
+        pins_known=variant.kind != "cuda" or variant.pins is not None,
         why=tuple(why),
         warnings=tuple(extra_warnings),
         conda_channel_cuda=release.conda_cuda,

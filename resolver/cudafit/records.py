@@ -268,6 +268,7 @@ class Candidate(NamedTuple):
     cuda: Optional[str]
     cudnn: Optional[str]
     pins: dict[str, str]  # nvidia-*/cuda-* distribution -> specifier, shared with other frameworks
+    pins_known: bool = True  # False: the build needs nvidia-* wheels, but which versions is unknown
     verified: bool = True  # False: which GPU architectures the build carries is unknown
     why: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()

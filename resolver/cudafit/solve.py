@@ -72,9 +72,7 @@ def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices]
         if family == "torch" and name != "torch":
             members.setdefault("torch", SpecifierSet())
         if wanted:
-            # extras are matched as the data spells them (cuda12_pip), not in PEP 685 form
-            spelled = {e for e in _extras_known(name, matrices) if canonicalize_name(e) in wanted}
-            extras[family] = extras.get(family, frozenset()) | frozenset(spelled)
+            extras[family] = extras.get(family, frozenset()) | frozenset(wanted)  # PEP 685 normalised
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     return families, extras
@@ -115,6 +113,13 @@ def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True)
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
         return f"cuDNN {a.cudnn}{la} and cuDNN {b.cudnn} ({b.label}) are different majors"
+    if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0]:
+        # Conservative with unknowns: builds of one CUDA major share nvidia-* wheels, and without
+        # the versions a build pins, nothing says the two can be installed together.
+        for x, y in ((a, b), (b, a)):
+            if not x.pins_known and (y.pins or not y.pins_known):
+                who = x.label if (x is b or name_a) else "this build"
+                return f"the nvidia-* pins of {who} are unknown in cudafit's data; cannot confirm it installs beside {y.label if y is b or name_a else 'this build'}"
     clash = pins.clash(a.pins, b.pins)
     if clash:
         dist, spec_a, spec_b = clash

@@ -122,7 +122,8 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         tier += 1  # a build that brings its own CUDA beats one that needs a system install
     candidate = Candidate(
         family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin,),
-        cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, verified=not unverified,
+        cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
+        verified=not unverified,
         why=(f"{why}; {driver.reason}; {arch.reason}",), warnings=tuple(warnings), conda=release.conda,
     )
     return tier, candidate

@@ -78,6 +78,12 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if not any(i.get("name") == name for i in indexes):
             indexes.append({"name": name, "url": pin.index_url, "explicit": True})
         sources[pin.name] = {"index": name}
+    # The nvidia-* versions every chosen framework allows, as uv constraints (not dependencies).
+    if resolution.shared_pins:
+        ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
+        constraints = [c for c in uv.get("constraint-dependencies", [])
+                       if not isinstance(c, str) or canonicalize_name(Requirement(c).name) not in ours_pins]
+        uv["constraint-dependencies"] = constraints + [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
     # Our old PyTorch indexes go once nothing routes to them any more.
     used = {v.get("index") for v in sources.values() if isinstance(v, dict)}
     indexes = [i for i in indexes if not str(i.get("name", "")).startswith("pytorch-") or i.get("name") in used]
