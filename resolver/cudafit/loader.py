@@ -3,8 +3,8 @@
 Parsing and validating the TOML takes tens of milliseconds, which would dominate a pre-commit run,
 so the built record is cached (pickled) under a key made of the data bytes and this package's
 code; any change to either rebuilds it. A cache that cannot be read or written is skipped.
-The key is a CRC-32 with the total length, not a cryptographic hash: importing hashlib (OpenSSL)
-alone costs more than the rest of a cached load, and the key only guards against staleness.
+The key is a CRC-32 of the files' names, sizes and modification times, like Python's bytecode
+cache: reading and hashing every data file on each run would cost more than the cached load.
 """
 
 from __future__ import annotations
@@ -81,26 +81,10 @@ def _cache_dir() -> Optional[Path]:
 def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
     root = data_dir() if root is None else root
     files = _data_files(root)
-    blobs = []
-    for path in files:
-        try:
-            blobs.append(path.read_bytes())
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:
-        parts = [__version__.encode(), sys.version.encode()]
-        # The code that shapes the built record is part of the key: the loader, the record types,
-        # and the GPU-name normalisation that makes the table's keys.
-        parts += [Path(__file__).with_name(name).read_bytes() for name in ("loader.py", "records.py", "gpus.py")]
-        for path, blob in zip(files, blobs):
-            parts.append(str(path.relative_to(root)).encode() + b"\0" + blob)
-        crc, size = 0, 0
-        for part in parts:
-            crc = zlib.crc32(part, crc)
-            size += len(part)
-        cache_file = cache / f"matrices-{crc:08x}-{size:x}.pickle"
+        cache_file = cache / f"matrices-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
                 cached = pickle.load(fh)
@@ -108,10 +92,32 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
                 return cached
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
+    blobs = []
+    for path in files:
+        try:
+            blobs.append(path.read_bytes())
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
     matrices = build(root, files, blobs)
     if cache_file is not None:
         _write_cache(cache_file, matrices)
     return matrices
+
+
+def _cache_key(root: Path, files: list[Path]) -> str:
+    """What the built record depends on, as Python's own bytecode cache does it: each file's name,
+    size and modification time (no file is read), cudafit's version and the interpreter's. The
+    code that shapes the record counts too: the loader, the record types, the GPU-name keys."""
+    here = Path(__file__)
+    parts = [__version__, sys.version]
+    for path in [*files, *(here.with_name(n) for n in ("loader.py", "records.py", "gpus.py"))]:
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
+        parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    text = "\0".join(parts).encode()
+    return f"{zlib.crc32(text):08x}-{len(files)}"
 
 
 def _write_cache(cache_file: Path, matrices: Matrices) -> None:

@@ -9,6 +9,7 @@ the nearest versions around them, which is exact for ==, >=, >, <=, < and ~= bou
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -35,6 +36,12 @@ def _probes(spec: SpecifierSet) -> set[Version]:
 
 
 def satisfiable(specs: list[str]) -> bool:
+    return _satisfiable(tuple(sorted(specs)))
+
+
+@lru_cache(maxsize=None)
+def _satisfiable(specs: tuple[str, ...]) -> bool:
+    # Joint solves ask about the same few specifier pairs many times over.
     combined = SpecifierSet()
     for text in specs:
         combined &= SpecifierSet(text)

@@ -197,14 +197,23 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
     domains = [list(c) for _f, c in offered]
     if len(domains) < 2:
         return domains, []
+    def signature(c: Candidate) -> tuple:
+        # All that `conflict` looks at; builds of many releases share one (same CUDA, same pins).
+        return (c.cuda and c.cuda.split(".")[0], c.cudnn and c.cudnn.split(".")[0], c.pins_known,
+                tuple(sorted(c.pins.items())))
+
+    sigs = [{id(c): signature(c) for c in d} for d in domains]
     fits: dict[tuple, bool] = {}
 
-    def compatible(a: Candidate, b: Candidate) -> bool:
-        # Many builds share CUDA, cuDNN and pins (patch releases of a line): decide each kind once.
-        key = (a.cuda, a.cudnn, tuple(sorted(a.pins.items())), b.cuda, b.cudnn, tuple(sorted(b.pins.items())))
-        if key not in fits:
-            fits[key] = conflict(a, b, policy) is None
-        return fits[key]
+    def supported(a: Candidate, i: int, others: dict[tuple, Candidate]) -> bool:
+        sa = sigs[i][id(a)]
+        for sb, b in others.items():
+            key = (sa, sb)
+            if key not in fits:
+                fits[key] = conflict(a, b, policy) is None
+            if fits[key]:
+                return True
+        return False
 
     removed: list[Rejection] = []
     changed = True
@@ -214,9 +223,14 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
             for j in range(len(domains)):
                 if i == j or not domains[j]:
                     continue
+                # One representative build per signature of family j: compatibility is decided
+                # between signatures, so the cost is not the product of the two families' sizes.
+                others: dict[tuple, Candidate] = {}
+                for b in domains[j]:
+                    others.setdefault(sigs[j][id(b)], b)
                 keep = []
                 for a in domains[i]:
-                    if any(compatible(a, b) for b in domains[j]):
+                    if supported(a, i, others):
                         keep.append(a)
                     else:
                         removed.append(Rejection(a.family, a.version, a.tag, "joint",
