@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Maintainer tool: check matrices/pytorch/*.toml against PyPI (needs the network).
+"""Maintainer tool: check matrices/ against PyPI (needs the network).
 
-For every torch release in the data, compare the CPython versions and platforms that have wheels on
-PyPI with `python`, `python_by_platform` and `platforms`; print each difference, and with
+For every torch and tensorflow release in the data (and every jax release's jaxlib), compare the
+CPython versions and platforms that have wheels on PyPI with `python`, `python_by_platform` and
+`platforms`, and list releases on PyPI that the data lacks; print each difference, and with
 --suggest the python_by_platform table that would make the entry exact. With --pins, also read the
 Requires-Dist of each release's Linux x86_64 wheel (only its METADATA, through HTTP range requests,
 not the whole wheel) and compare its nvidia-*/cuda-* requirements with the pins of the build PyPI
@@ -157,6 +158,52 @@ def check_pins(matrices, releases: dict) -> int:
     return problems
 
 
+def check_wheels(package: str, table, wheel_version, suggest: bool) -> tuple[int, dict]:
+    """Compare each release's Pythons and platforms with the wheels of `package` on PyPI
+    (`wheel_version(release)` names the wheel release: jax's data is checked against jaxlib)."""
+    response = requests.get(f"https://pypi.org/pypi/{package}/json", timeout=60)
+    response.raise_for_status()
+    releases = response.json()["releases"]
+    problems = 0
+    key = lambda p: tuple(int(x) for x in p.split("."))  # noqa: E731
+    for release in sorted(table, key=lambda r: r.version):
+        name = f"{package} {wheel_version(release)}"
+        files = releases.get(str(wheel_version(release)))
+        if not files:
+            print(f"{name}: no files on PyPI (deleted, or never there)")
+            continue
+        actual = wheel_matrix(files)
+        if set(actual) != set(release.platforms):
+            print(f"{name}: platforms data={sorted(release.platforms)} pypi={sorted(actual)}")
+            problems += 1
+        exact = {}
+        for platform, pythons in sorted(actual.items()):
+            if platform not in release.platforms:
+                continue
+            if release.pythons(platform) != frozenset(pythons):
+                print(f"{name} {platform}: python data={sorted(release.pythons(platform), key=key)} "
+                      f"pypi={sorted(pythons, key=key)}")
+                problems += 1
+            exact[platform] = sorted(pythons, key=key)
+        union = set().union(*actual.values()) if actual else set()
+        if suggest and any(set(v) != union for v in exact.values()):
+            table_text = ", ".join(f'{p} = [{", ".join(repr(v).replace(chr(39), chr(34)) for v in vs)}]'
+                                   for p, vs in exact.items() if set(vs) != union)
+            print(f"  suggest for {name}: python = {sorted(union, key=key)}; python_by_platform = {{ {table_text} }}")
+    return problems, releases
+
+
+def missing_releases(package: str, table, releases: dict, folder: str) -> int:
+    known = {r.version for r in table}
+    problems = 0
+    for text, files in releases.items():
+        version = Version(text)
+        if known and version >= min(known) and not version.is_prerelease and files and version not in known:
+            print(f"{package} {version}: on PyPI but not in matrices/{folder}/")
+            problems += 1
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suggest", action="store_true", help="print python_by_platform tables to paste")
@@ -164,44 +211,17 @@ def main() -> int:
     parser.add_argument("--companions", action="store_true", help="check torchvision/torchaudio declare their torch")
     args = parser.parse_args()
     matrices = load(use_cache=False)
-    response = requests.get("https://pypi.org/pypi/torch/json", timeout=60)
+    problems, torch_files = check_wheels("torch", matrices.torch, lambda r: r.version, args.suggest)
+    problems += missing_releases("torch", matrices.torch, torch_files, "pytorch")
+    count, tf_files = check_wheels("tensorflow", matrices.tensorflow, lambda r: r.version, args.suggest)
+    problems += count + missing_releases("tensorflow", matrices.tensorflow, tf_files, "tensorflow")
+    count, _ = check_wheels("jaxlib", [r for r in matrices.jax if r.jaxlib], lambda r: r.jaxlib, args.suggest)
+    problems += count
+    response = requests.get("https://pypi.org/pypi/jax/json", timeout=60)
     response.raise_for_status()
-    releases = response.json()["releases"]
-    problems = 0
-    key = lambda p: tuple(int(x) for x in p.split("."))  # noqa: E731
-    for release in sorted(matrices.torch, key=lambda r: r.version):
-        files = releases.get(str(release.version))
-        if not files:
-            print(f"torch {release.version}: not on PyPI")
-            problems += 1
-            continue
-        actual = wheel_matrix(files)
-        if set(actual) != set(release.platforms):
-            print(f"torch {release.version}: platforms data={sorted(release.platforms)} pypi={sorted(actual)}")
-            problems += 1
-        exact = {}
-        for platform, pythons in sorted(actual.items()):
-            if platform not in release.platforms:
-                continue
-            if release.pythons(platform) != frozenset(pythons):
-                print(f"torch {release.version} {platform}: python data={sorted(release.pythons(platform), key=key)} "
-                      f"pypi={sorted(pythons, key=key)}")
-                problems += 1
-            exact[platform] = sorted(pythons, key=key)
-        union = set().union(*actual.values()) if actual else set()
-        if args.suggest and any(set(v) != union for v in exact.values()):
-            table = ", ".join(f'{p} = [{", ".join(repr(v).replace(chr(39), chr(34)) for v in vs)}]'
-                              for p, vs in exact.items() if set(vs) != union)
-            print(f"  suggest for {release.version}: python = {sorted(union, key=key)}; python_by_platform = {{ {table} }}")
-    known = {r.version for r in matrices.torch}
-    oldest = min(known)
-    for text, files in releases.items():
-        version = Version(text)
-        if version >= oldest and not version.is_prerelease and files and version not in known:
-            print(f"torch {version}: on PyPI but not in matrices/pytorch/")
-            problems += 1
+    problems += missing_releases("jax", matrices.jax, response.json()["releases"], "jax")
     if args.pins:
-        problems += check_pins(matrices, releases)
+        problems += check_pins(matrices, torch_files)
     if args.companions:
         problems += check_companions(matrices)
     print(f"{problems} difference(s)")
