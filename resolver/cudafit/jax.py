@@ -89,31 +89,26 @@ def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Ma
         return reject("platform", f"jax[{flavour.extra}] has no wheels for {machine.platform}")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    if machine.driver_known and machine.driver is None:
-        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
-    if driver_problem:
-        return reject("driver", driver_problem)
     if flavour.cuda_min is None:
         return reject("data", f"the CUDA version of jax[{flavour.extra}] is unknown in cudafit's data")
     # pip brings the newest CUDA runtime of the major that the plugin allows, so the major's
     # minor-version floor is what the driver must meet (JAX's install guide states the same floor).
-    driver = rules.check_driver(matrices, machine, flavour.cuda_min, policy.strict_driver)
-    if not driver.ok:
-        return reject(driver.constraint, driver.reason)
     # The plugin was compiled with a newer toolkit of the major than the runtime it accepts; the
     # newest one cudafit knows bounds what it can carry.
     built_with = max((t.version for k, t in matrices.toolkits.items() if k[0] == flavour.major), default=flavour.cuda_min)
-    arch, needs_jit = rules.check_arch(matrices, machine, built_with, flavour.sass, flavour.ptx)
-    if not arch.ok:
-        return reject(arch.constraint, arch.reason)
-    if arch.warning and flavour.sass is None:
-        arch = arch._replace(warning=f"which GPU architectures jax[{flavour.extra}] {release.version} carries is unknown; not checked")
-    warnings = tuple(w for w in (driver.warning, arch.warning) if w)
+    verdict = rules.judge_cuda_build(matrices, machine, flavour.cuda_min, flavour.sass, flavour.ptx,
+                                     policy.strict_driver, driver_problem, built_with)
+    if verdict.rejection:
+        return reject(*verdict.rejection)
+    needs_jit = verdict.needs_jit
+    unverified = flavour.sass is None and any(g.compute_capability for g in machine.gpus)
+    arch_warning = (f"which GPU architectures jax[{flavour.extra}] {release.version} carries is unknown; not checked"
+                    if unverified else verdict.arch.warning)
+    warnings = tuple(w for w in (verdict.driver.warning, arch_warning) if w)
     if flavour.find_links:
         warnings += (f"jax[{flavour.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
-    unverified = flavour.sass is None and any(g.compute_capability for g in machine.gpus)
     tier = 2 if needs_jit else (1 if unverified else 0)
-    why = (f"jax[{flavour.extra}]: CUDA {flavour.cuda_min}+, cuDNN {flavour.cudnn_min or 'unknown'}+; {driver.reason}; {arch.reason}",)
+    why = (f"jax[{flavour.extra}]: CUDA {flavour.cuda_min}+, cuDNN {flavour.cudnn_min or 'unknown'}+; {verdict.reason}",)
     return tier, why, warnings, not unverified
 
 

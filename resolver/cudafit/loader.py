@@ -627,9 +627,14 @@ def _line_header(file: str, doc: dict, prefix: str, allowed: set[str], dates: li
     return sources, line
 
 
-def _in_line(e: _Entry, version: Version, line: str) -> None:
-    if f"{version.major}.{version.minor}" != line:
-        raise e.fail("version", f"does not belong to release line {line}")
+def _line_releases(file: str, doc: dict, sources: set[str], line: str):
+    """(index, entry, version) of each [[release]] of a release-line file, its version checked."""
+    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
+        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = e.get("version", _version)
+        if f"{version.major}.{version.minor}" != line:
+            raise e.fail("version", f"does not belong to release line {line}")
+        yield i, e, version
 
 
 def _cuda_of(e: _Entry, key: str, toolkits: dict, *, required: bool = True) -> Optional[Version]:
@@ -669,10 +674,7 @@ def _arch_lists(e: _Entry, cuda: Optional[Version], toolkits: dict, *, any_minor
 def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TFRelease]:
     sources, line = _line_header(file, doc, "tensorflow/tensorflow-", {"release"}, dates)
     out = []
-    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
-        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        version = e.get("version", _version)
-        _in_line(e, version, line)
+    for _i, e, version in _line_releases(file, doc, sources, line):
         platforms = e.get("platforms", _platforms)
         gpu_platforms = e.get("gpu_platforms", _platforms)
         if not gpu_platforms <= platforms:
@@ -715,10 +717,7 @@ def _jax_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[Ja
 
     sources, line = _line_header(file, doc, "jax/jax-", {"release"}, dates)
     out = []
-    for i, raw in enumerate(_entries(file, doc, "release", "release"), 1):
-        e = _Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        version = e.get("version", _version)
-        _in_line(e, version, line)
+    for i, e, version in _line_releases(file, doc, sources, line):
         platforms = e.get("platforms", _platforms)
         extras = tuple(e.get("extras", _str_list))
         flavours = []

@@ -124,22 +124,18 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    if machine.driver_known and machine.driver is None:
-        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
-    if machine.jetson and not all(g.compute_capability and g.compute_capability >= (11, 0) for g in machine.gpus):
+    if machine.jetson and not (machine.driver_known and machine.driver is None) and not all(g.compute_capability and g.compute_capability >= (11, 0)
+                                                         for g in machine.gpus):
         # Jetson Thor (sm_110) runs the server (SBSA) builds; older Jetsons' integrated GPUs need
         # NVIDIA's L4T builds.
         return reject("platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T) before Thor; "
                                   "use NVIDIA's Jetson builds of PyTorch")
-    if driver_problem:
-        return reject("driver", driver_problem)
-    driver = rules.check_driver(matrices, machine, variant.cuda, policy.strict_driver)
-    if not driver.ok:
-        return reject(driver.constraint, driver.reason)
-    arch, needs_jit = rules.check_arch(matrices, machine, variant.cuda, variant.sass, variant.ptx)
-    if not arch.ok:
-        return reject(arch.constraint, arch.reason)
-    warnings = tuple(w for w in (driver.warning, arch.warning) if w)
+    verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx,
+                                     policy.strict_driver, driver_problem)
+    if verdict.rejection:
+        return reject(*verdict.rejection)
+    driver, arch, needs_jit = verdict.driver, verdict.arch, verdict.needs_jit
+    warnings = verdict.warnings
     if variant.cudnn is None:
         warnings += (f"cuDNN version of torch {release.version}+{variant.tag} is unknown in cudafit's data",)
     if needs_jit and not machine.driver_known:

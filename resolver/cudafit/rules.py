@@ -149,3 +149,38 @@ def check_arch(
     shown = ", ".join(sorted({sm(g.compute_capability) for g in known}))
     return Verdict(True, f"SASS for {shown}"), False
 
+
+
+class BuildVerdict(NamedTuple):
+    """Whether a CUDA build loads on the driver and carries code for every GPU."""
+
+    rejection: Optional[tuple[str, str]]  # (constraint, reason) when it does not run here
+    driver: Optional[Verdict] = None
+    arch: Optional[Verdict] = None
+    needs_jit: bool = False
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(v.warning for v in (self.driver, self.arch) if v is not None and v.warning)
+
+    @property
+    def reason(self) -> str:
+        return f"{self.driver.reason}; {self.arch.reason}"
+
+
+def judge_cuda_build(matrices: Matrices, machine: Machine, cuda: Version, sass: Optional[frozenset[CC]],
+                     ptx: Optional[frozenset[CC]], strict: bool, driver_problem: Optional[str],
+                     built_with: Optional[Version] = None) -> BuildVerdict:
+    """The checks every framework's CUDA build goes through. `built_with` is the toolkit that
+    compiled the build when it differs from the CUDA runtime the driver must load (JAX)."""
+    if machine.driver_known and machine.driver is None:
+        return BuildVerdict(("accelerator", "CUDA build; this machine has no NVIDIA driver"))
+    if driver_problem:
+        return BuildVerdict(("driver", driver_problem))
+    driver = check_driver(matrices, machine, cuda, strict)
+    if not driver.ok:
+        return BuildVerdict((driver.constraint, driver.reason))
+    arch, needs_jit = check_arch(matrices, machine, built_with or cuda, sass, ptx)
+    if not arch.ok:
+        return BuildVerdict((arch.constraint, arch.reason))
+    return BuildVerdict(None, driver, arch, needs_jit)

@@ -86,17 +86,12 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         return reject("platform", f"the tensorflow wheel for {machine.platform} has no CUDA support")
     if release.cuda is None:
         return reject("data", "the CUDA version of this release's build is unknown in cudafit's data")
-    if machine.driver_known and machine.driver is None:
-        return reject("accelerator", "CUDA build; this machine has no NVIDIA driver")
-    if driver_problem:
-        return reject("driver", driver_problem)
-    driver = rules.check_driver(matrices, machine, release.cuda, policy.strict_driver)
-    if not driver.ok:
-        return reject(driver.constraint, driver.reason)
-    arch, needs_jit = rules.check_arch(matrices, machine, release.cuda, release.sass, release.ptx)
-    if not arch.ok:
-        return reject(arch.constraint, arch.reason)
-    warnings = [w for w in (driver.warning, arch.warning) if w]
+    verdict = rules.judge_cuda_build(matrices, machine, release.cuda, release.sass, release.ptx,
+                                     policy.strict_driver, driver_problem)
+    if verdict.rejection:
+        return reject(*verdict.rejection)
+    needs_jit = verdict.needs_jit
+    warnings = list(verdict.warnings)
     pip_cuda = "and-cuda" in release.extras and machine.platform.startswith("linux")
     if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
         return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
@@ -124,6 +119,6 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin,),
         cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
         verified=not unverified,
-        why=(f"{why}; {driver.reason}; {arch.reason}",), warnings=tuple(warnings), conda=release.conda,
+        why=(f"{why}; {verdict.reason}",), warnings=tuple(warnings), conda=release.conda,
     )
     return tier, candidate
