@@ -305,3 +305,14 @@ def test_joint_pip_commands_pin_the_shared_wheels():
     data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--json").stdout)
     assert data["pins"]["nvidia-nccl-cu12"] == "==2.27.5"
     assert [p["variant"] for p in data["packages"]] == ["cu128", "cu12"]
+
+
+def test_install_dry_run_pins_shared_wheels(tmp_path):
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("")
+    result = cli("install", "torch", "tensorflow", *H100, "--env", str(env), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    assert first.endswith("--index-url https://download.pytorch.org/whl/cu128 torch==2.10.0+cu128")
+    assert "'tensorflow[and-cuda]==2.20.0'" in second and "nvidia-nccl-cu12==2.27.5" in second

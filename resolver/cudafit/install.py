@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from cudafit import detect
-from cudafit.emit import by_index
-from cudafit.emit.conda import channel_packages
+from cudafit.emit import install_groups
+from cudafit.emit.conda import channel_packages, cuda_from_conda
 from cudafit.errors import InputError
 from cudafit.records import Resolution
 
@@ -40,27 +40,32 @@ def find_target(env: Optional[str]) -> Target:
 
 def plan(res: Resolution, target: Target, *, conda: bool = False, dry_run: bool = False,
          which: Callable = shutil.which) -> list[list[str]]:
+    out = []
     if conda:
         route = channel_packages(res)
+        runtime = cuda_from_conda(res)
         tool = which("mamba") or which("conda") or ("conda" if dry_run else None)
-        if route is not None:
+        if route is not None or runtime is not None:
             if tool is None:
                 raise InputError("--format conda: neither mamba nor conda is on PATH")
-            pkgs, channels = route
+            pkgs, channels = route if route is not None else (runtime[0], [runtime[1]])
             argv = [tool, "install", "-y", "-p", str(target.prefix), *pkgs]
             for channel in channels:
                 argv += ["-c", channel]
-            return [argv]
+            out.append(argv)
+            if route is not None:
+                return out
     uv = which("uv")
-    out = []
-    for index_url, pins in by_index(res.packages):
+    for group in install_groups(res):
         if uv:
             argv = [uv, "pip", "install", "--python", target.python]
         else:
             argv = [target.python, "-m", "pip", "install"]
-        if index_url:
-            argv += ["--index-url", index_url]
-        out.append(argv + [p.requirement for p in pins])
+        if group.index_url:
+            argv += ["--index-url", group.index_url]
+        if group.find_links:
+            argv += ["--find-links", group.find_links]
+        out.append(argv + list(group.requirements))
     return out
 
 
