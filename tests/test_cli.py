@@ -316,3 +316,28 @@ def test_install_dry_run_pins_shared_wheels(tmp_path):
     first, second = result.stdout.splitlines()
     assert first.endswith("--index-url https://download.pytorch.org/whl/cu128 torch==2.10.0+cu128")
     assert "'tensorflow[and-cuda]==2.20.0'" in second and "nvidia-nccl-cu12==2.27.5" in second
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # tensorflow-cpu has wheels for Linux x86_64 and Windows only (PyPI file list, tensorflow-2.21.toml)
+        (["--os", "linux", "--arch", "x86_64", "--driver", "none"], "pip install tensorflow-cpu==2.21.0"),
+        (["--os", "macos", "--arch", "arm64"], "pip install tensorflow==2.21.0"),
+    ],
+)
+def test_tensorflow_cpu_only_where_published(args, expected):
+    result = cli("resolve", "tensorflow-cpu", "--python", "3.12", *args, "--format", "pip")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == expected
+
+
+def test_why_maps_companion_versions_and_exits_1_without_a_set():
+    result = cli("resolve", "torch<2.6", "tensorflow", *H100, "--why", "torchvision==0.20.1")
+    assert result.exit_code == 1
+    assert "torch 2.5.1+cu124: fits no tensorflow build that runs here" in result.stdout
+
+
+def test_two_cuda_flavours_is_an_input_error():
+    result = cli("resolve", "jax[cuda12,cuda13]", *H100)
+    assert result.exit_code == 2 and "one CUDA flavour per environment" in result.stderr

@@ -93,14 +93,16 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
     if why_not:
         from cudafit.solve import explain
 
-        lines = explain(why_not, res, policy)
+        if fmt is not None:
+            raise click.UsageError("--why prints an explanation; it does not combine with --format")
+        lines = explain(why_not, res, policy, matrices)
         if as_json:
             click.echo(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2))
         else:
             click.echo(f"why not {why_not}:")
             for line in lines:
                 click.echo(f"  - {line}")
-        return 0
+        return 0 if res.ok else 1
     if as_json:
         click.echo(json.dumps(resolution_json(res), indent=2))
         return 0 if res.ok else 1

@@ -62,8 +62,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             continue
         unmodelled = set(extras) - {canonicalize_name(f.extra) for f in release.cuda}
         if unmodelled:
-            reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] (the *-local extras use a "
-                            "CUDA installed on the system); ask for jax[cuda12] or jax[cuda13]")
+            local = any(e.endswith("-local") for e in unmodelled)
+            reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
+                            + (" (the -local extras use a CUDA installed on the system)" if local else ""))
             continue
         for flavour in release.cuda:
             if extras and canonicalize_name(flavour.extra) not in extras:
@@ -95,8 +96,9 @@ def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Ma
     # minor-version floor is what the driver must meet (JAX's install guide states the same floor).
     # The plugin was compiled with a newer toolkit of the major than the runtime it accepts; the
     # newest one cudafit knows bounds what it can carry.
-    built_with = max((t.version for k, t in matrices.toolkits.items() if k[0] == flavour.major), default=flavour.cuda_min)
-    verdict = rules.judge_cuda_build(matrices, machine, flavour.cuda_min, flavour.sass, flavour.ptx,
+    built_with = rules.newest_toolkit(matrices, flavour.major) or flavour.cuda_min
+    driver_cuda = rules.installed_runtime(matrices, flavour.cuda_min, flavour.pins) if policy.strict_driver else flavour.cuda_min
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, flavour.sass, flavour.ptx,
                                      policy.strict_driver, driver_problem, built_with)
     if verdict.rejection:
         return reject(*verdict.rejection)

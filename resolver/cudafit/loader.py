@@ -692,6 +692,8 @@ def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> 
             gpu_platforms=gpu_platforms, cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, extras=extras,
             sass=sass, ptx=ptx, and_cuda=and_cuda, conda=conda,
             cpu_package=e.get("cpu_package", _str, required=False),
+            cpu_package_platforms=e.get("cpu_package_platforms", lambda v: frozenset(v) if v == [] else _platforms(v),
+                                        required=False),
             python_by_platform=e.get("python_by_platform", _python_map, required=False),
             and_cuda_python=e.get("and_cuda_python", lambda v: frozenset(v) if v == [] else _pythons(v), required=False),
         ))

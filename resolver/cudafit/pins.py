@@ -28,6 +28,7 @@ def _probes(spec: SpecifierSet) -> set[Version]:
         probes.add(v)
         # just above the bound (for > and !=), and the next release of each component (for < and ~=)
         probes.add(Version(".".join(map(str, release + [1]))))
+        probes.add(Version(".".join(map(str, release + [0, 1]))))
         for i in range(len(release)):
             bumped = release[: i + 1]
             bumped[-1] += 1

@@ -121,6 +121,7 @@ class TFRelease(NamedTuple):
     conda: Optional[dict[str, str]] = None  # the conda route for CUDA (cudatoolkit, cudnn, channel)
     cpu_package: Optional[str] = None
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    cpu_package_platforms: Optional[frozenset[str]] = None  # where cpu_package has wheels
     and_cuda_python: Optional[frozenset[str]] = None  # None: wherever the release installs
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:

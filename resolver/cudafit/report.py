@@ -11,7 +11,7 @@ def resolution_json(res: Resolution) -> dict:
     if not res.ok:
         return {"ok": False, "machine": machine_json(res.machine), "conflicts": list(res.conflicts),
                 "warnings": list(res.warnings)}
-    cuda = next((c for c in res.candidates if c.cuda), None)
+    cuda, cudnn = stack_versions(res)
     return {
         "ok": True,
         "machine": machine_json(res.machine),
@@ -20,13 +20,24 @@ def resolution_json(res: Resolution) -> dict:
              "requirement": p.requirement}
             for p in res.packages
         ],
-        "cuda": cuda.cuda if cuda else None,
-        "cudnn": cuda.cudnn if cuda else None,
+        "cuda": cuda,
+        "cudnn": cudnn,
         "pins": dict(sorted(res.shared_pins.items())),
-        "commands": {"pip": " && ".join(commands(res)), "uv": " && ".join(commands(res, "uv pip install"))},
+        "commands": {"pip": " && ".join(c for c in commands(res) if not c.startswith("#")),
+                     "uv": " && ".join(c for c in commands(res, "uv pip install") if not c.startswith("#"))},
         "notes": list(res.notes),
         "warnings": list(res.warnings),
     }
+
+
+def stack_versions(res: Resolution) -> tuple:
+    """The CUDA and cuDNN the set ends up with: the highest any chosen build asks for (pip
+    installs one runtime of each, new enough for all)."""
+    from packaging.version import Version
+
+    cudas = [c.cuda for c in res.candidates if c.cuda]
+    cudnns = [c.cudnn for c in res.candidates if c.cudnn]
+    return (max(cudas, key=Version) if cudas else None, max(cudnns, key=Version) if cudnns else None)
 
 
 def describe_machine(res: Resolution) -> str:

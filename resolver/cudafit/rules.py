@@ -151,6 +151,20 @@ def check_arch(
 
 
 
+def newest_toolkit(matrices: Matrices, major: int) -> Optional[Version]:
+    return max((t.version for k, t in matrices.toolkits.items() if k[0] == major), default=None)
+
+
+def installed_runtime(matrices: Matrices, cuda: Version, pins: Optional[dict[str, str]]) -> Version:
+    """The CUDA runtime pip ends up installing for a build: the build's own when its pins are exact,
+    else (ranges, or a plugin that takes any runtime of the major) the newest of the major, which
+    is what --strict-driver must hold the driver to."""
+    runtime = next((spec for dist, spec in (pins or {}).items() if dist.startswith("nvidia-cuda-runtime")), None)
+    if runtime is not None and runtime.startswith("==") and "," not in runtime:
+        return cuda
+    return newest_toolkit(matrices, cuda.major) or cuda
+
+
 class BuildVerdict(NamedTuple):
     """Whether a CUDA build loads on the driver and carries code for every GPU."""
 

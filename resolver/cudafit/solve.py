@@ -73,6 +73,9 @@ def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices]
             members.setdefault("torch", SpecifierSet())
         if wanted:
             extras[family] = extras.get(family, frozenset()) | frozenset(wanted)  # PEP 685 normalised
+            if family == "jax" and len(extras[family]) > 1:
+                raise InputError(f"spec {text!r}: one CUDA flavour per environment; asked for "
+                                 f"{', '.join(sorted(extras[family]))}")
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     return families, extras
@@ -114,6 +117,13 @@ def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True)
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
         return f"cuDNN {a.cudnn}{la} and cuDNN {b.cudnn} ({b.label}) are different majors"
     if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0]:
+        # One process loads one cuDNN: with a build's cuDNN unknown, and no shared pin to settle
+        # it, nothing says the two agree on its major.
+        shared_cudnn = any(d.startswith("nvidia-cudnn") for d in set(a.pins) & set(b.pins))
+        for x in (a, b):
+            if x.cudnn is None and not shared_cudnn:
+                who = x.label if (x is b or name_a) else "this build"
+                return f"the cuDNN of {who} is unknown in cudafit's data; cannot confirm one cuDNN major"
         # Conservative with unknowns: builds of one CUDA major share nvidia-* wheels, and without
         # the versions a build pins, nothing says the two can be installed together.
         for x, y in ((a, b), (b, a)):
@@ -146,7 +156,7 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
     if chosen is None:
         return Resolution(
             ok=False, machine=machine, warnings=tuple(machine_problems),
-            conflicts=tuple(_conflicts(families, offered, rejections, matrices)), rejections=tuple(rejections),
+            conflicts=tuple(_conflicts(families, offered, rejections, matrices, policy)), rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
         )
     notes: list[str] = []
@@ -252,7 +262,7 @@ def _search(domains: list[list[Candidate]], chosen: list[Candidate], policy: Pol
     return None
 
 
-def explain(name_version: str, res: Resolution, policy: Policy) -> list[str]:
+def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matrices) -> list[str]:
     """Why `name==version` is not part of the answer: its own rejections, its conflicts with the
     chosen builds, or the preference that put another build first."""
     name, sep, text = name_version.partition("==")
@@ -264,25 +274,41 @@ def explain(name_version: str, res: Resolution, policy: Policy) -> list[str]:
     except InvalidVersion:
         raise InputError(f"--why {name_version!r}: {text!r} is not a version") from None
     family = FAMILIES[name][0]
-    if not any(c.family == family for c in res.candidates) and not any(
-            c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
+    if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
         raise InputError(f"--why {name_version!r}: {family} is not among the specs resolved")
+    # A member's version (torchvision 0.20.1, jaxlib 0.4.36) names the family release(s) it pairs with.
+    if name in ("torchvision", "torchaudio"):
+        versions = [r.version for r in matrices.torch if getattr(r, name) == str(version)]
+    elif name == "jaxlib":
+        versions = [r.version for r in matrices.jax if r.jaxlib == str(version)]
+    else:
+        versions = [version]
+    if not versions:
+        return [f"{name} {version} pairs with no {family} release in cudafit's data"]
     lines = []
+    for v in versions:
+        lines += _explain_release(family, v, res, policy)
+    return lines
+
+
+def _explain_release(family: str, version: Version, res: Resolution, policy: Policy) -> list[str]:
     chosen = [c for c in res.candidates if c.family == family and c.version == version]
     if chosen:
         return [f"{chosen[0].label} is part of the answer"]
-    own = [r for r in res.rejections if r.family == family and r.version == version]
-    lines += [f"{r.subject}: {r.reason}" for r in own if r.constraint != "joint"]
-    builds = [c for cs in res.offered for c in cs if c.family == family and c.version == version]
-    for build in builds:
-        clashes = [conflict(build, other, policy) for other in res.candidates if other.family != family]
-        clashes = [c for c in clashes if c]
+    lines = [f"{r.subject}: {r.reason}" for r in res.rejections if r.family == family and r.version == version]
+    joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
+    for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version):
+        clashes = [c for c in (conflict(build, other, policy) for other in res.candidates if other.family != family) if c]
         if clashes:
             lines += [f"{build.label}: {c}" for c in clashes]
-        else:
+        elif (build.version, build.tag) in joint:
+            continue  # its joint rejection, listed above, says why
+        elif res.ok:
             winner = next((c for c in res.candidates if c.family == family), None)
             lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
                          "(verified GPU code first, then the newest release, then the highest CUDA)")
+        else:
+            lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
     if not lines:
         lines.append(f"{family} {version} is not in cudafit's data")
     return lines
@@ -306,7 +332,7 @@ def _compact(subjects: list[str], most: int = 6) -> str:
     return ", ".join(subjects[:most]) + f" and {len(subjects) - most} more"
 
 
-def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices) -> list[str]:
+def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices, policy: Policy) -> list[str]:
     out = []
     for family, candidates in offered:
         specs = families[family]
@@ -322,15 +348,17 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
             out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
             continue
+        # Requested-away releases and builds for other accelerators explain nothing here, unless
+        # nothing else does (a CUDA extra asked for on a machine without a driver, say).
+        telling = [r for r in mine if r.constraint not in ("spec", "accelerator")]
+        if not telling:
+            telling = [r for r in mine if r.constraint == "accelerator"]
         grouped: dict[tuple[str, str], list[str]] = {}
-        for r in mine:
-            # Requested-away releases and builds for other accelerators explain nothing here.
-            if r.constraint in ("spec", "accelerator"):
-                continue
+        for r in telling:
             grouped.setdefault((r.constraint, r.reason), []).append(r.build)
         for (constraint, reason), subjects in grouped.items():
             out.append(f"{constraint}: {family} {_compact(subjects)}: {reason}")
-        if any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):
+        if not policy.cpu and any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):
             out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
     if not out:
         out.append("no combination of the frameworks' builds can share one environment")

@@ -64,8 +64,12 @@ def _range(pythons) -> str:
 
 
 def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
-    name = release.cpu_package if cpu_package and release.cpu_package else "tensorflow"
+    available = release.cpu_package and machine.platform in (release.cpu_package_platforms or ())
+    name = release.cpu_package if cpu_package and available else "tensorflow"
     why = "CPU build" + (" (Apple silicon: add tensorflow-metal for the GPU)" if machine.os == "macos" else "")
+    if cpu_package and not available:
+        # the plain wheel is the CPU build wherever tensorflow-cpu is not published
+        why += f"; {release.cpu_package or 'tensorflow-cpu'} has no wheel for {machine.platform}, so plain tensorflow"
     return Candidate(
         family=FAMILY, version=release.version, tag="cpu", kind="cpu",
         packages=(PackagePin(name, str(release.version), None, "cpu", None),),
@@ -83,16 +87,21 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         if machine.os == "windows":
             return reject("os", "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
                                 "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)")
-        return reject("platform", f"the tensorflow wheel for {machine.platform} has no CUDA support")
+        return reject("platform", f"the tensorflow wheel for {machine.platform} has no CUDA support "
+                                  "(its CPU build: --cpu)")
     if release.cuda is None:
         return reject("data", "the CUDA version of this release's build is unknown in cudafit's data")
-    verdict = rules.judge_cuda_build(matrices, machine, release.cuda, release.sass, release.ptx,
-                                     policy.strict_driver, driver_problem)
+    pip_cuda = "and-cuda" in release.extras and machine.platform.startswith("linux")
+    # Under --strict-driver the driver must serve the runtime pip installs, which for [and-cuda]
+    # ranges (2.20 on) is the newest of the major, not the tested one.
+    driver_cuda = rules.installed_runtime(matrices, release.cuda, release.and_cuda) if (
+        policy.strict_driver and pip_cuda) else release.cuda
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, release.sass, release.ptx,
+                                     policy.strict_driver, driver_problem, built_with=release.cuda)
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
     warnings = list(verdict.warnings)
-    pip_cuda = "and-cuda" in release.extras and machine.platform.startswith("linux")
     if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
         return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
                                 "some of its pins have no wheels there")

@@ -63,5 +63,5 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if runtime is not None:
             pkgs, channel = runtime
             lines.append("conda install " + " ".join(pkgs) + f" -c {channel}")
-        lines.extend(commands(resolution, "python -m pip install"))
+        lines.extend(c for c in commands(resolution, "python -m pip install") if not c.startswith("#"))
     return "\n".join(lines) + "\n"

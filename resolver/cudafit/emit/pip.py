@@ -7,7 +7,13 @@ from cudafit.records import Resolution
 
 
 def commands(resolution: Resolution, installer: str = "pip install") -> list[str]:
+    from cudafit.emit.conda import cuda_from_conda
+
     lines = []
+    runtime = cuda_from_conda(resolution)
+    if runtime is not None:
+        # pip cannot install this CUDA runtime; say where it comes from, first.
+        lines.append(f"# first, in a conda environment: conda install {' '.join(runtime[0])} -c {runtime[1]}")
     for group in install_groups(resolution):
         flags = f" --index-url {group.index_url}" if group.index_url else ""
         flags += f" -f {group.find_links}" if group.find_links else ""

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 from cudafit.emit import EmitOptions, header, install_groups
+from cudafit.emit.conda import cuda_from_conda
 from cudafit.records import Resolution
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
     lines = [f"# {header(resolution)}"]
+    runtime = cuda_from_conda(resolution)
+    if runtime is not None:
+        lines.append(f"# needs, from conda first: {' '.join(runtime[0])} -c {runtime[1]}")
     for group in install_groups(resolution, single=True, fmt="requirements"):
         if group.index_url:
             lines.append(f"--index-url {group.index_url}")

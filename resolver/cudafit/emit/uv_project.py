@@ -78,6 +78,10 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if not any(i.get("name") == name for i in indexes):
             indexes.append({"name": name, "url": pin.index_url, "explicit": True})
         sources[pin.name] = {"index": name}
+    # Old JAX CUDA wheels live on a find-links page, which uv reads from [tool.uv] find-links.
+    links = sorted({p.find_links for p in resolution.packages if p.find_links})
+    if links:
+        uv["find-links"] = sorted(set(uv.get("find-links", [])) | set(links))
     # The nvidia-* versions every chosen framework allows, as uv constraints (not dependencies).
     if resolution.shared_pins:
         ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
