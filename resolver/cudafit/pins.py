@@ -42,7 +42,16 @@ def satisfiable(specs: list[str]) -> bool:
 
 @lru_cache(maxsize=None)
 def _satisfiable(specs: tuple[str, ...]) -> bool:
-    # Joint solves ask about the same few specifier pairs many times over.
+    # Joint solves ask about the same few specifier pairs many times over. Most pins are exact
+    # (torch's are): then the question is only whether the other specifiers admit that version.
+    exact = [t[2:] for t in specs if t.startswith("==") and "," not in t and not t.endswith("*")]
+    if exact:
+        try:
+            version = Version(exact[0])
+        except InvalidVersion:
+            version = None
+        if version is not None:
+            return all(SpecifierSet(t).contains(version, prereleases=True) for t in specs if t)
     combined = SpecifierSet()
     for text in specs:
         combined &= SpecifierSet(text)
