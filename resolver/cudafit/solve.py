@@ -162,35 +162,9 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
     notes: list[str] = []
     warnings: list[str] = list(machine_problems)
     for candidate in chosen:
-        members = sorted(families[candidate.family].items(), key=lambda item: item[0] != candidate.family)
-        spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
-        others = [c.label for c in chosen if c is not candidate and chosen.index(c) < chosen.index(candidate)]
-        fit = f" that fits {', '.join(others)}" if others else ""
-        notes.append(f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
-                     + "; ".join(candidate.why))
-        warnings.extend(candidate.warnings)
-        notes.extend(_ruled_out(candidate, rejections))
         offered_here = next(c for f, c in offered if f == candidate.family)
-        removed = {(r.version, r.tag) for r in joint if r.family == candidate.family}
-        clashes: dict[str, list[str]] = {}
-        unverified, lower = [], []
-        for c in offered_here:
-            if c.version <= candidate.version or (c.version, c.tag) in removed:
-                continue
-            reason = next((conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family
-                           and conflict(c, o, policy) is not None), None)
-            if reason:
-                clashes.setdefault(reason, []).append(f"{c.version}+{c.tag}")
-            elif not c.verified:
-                unverified.append(f"{c.version}+{c.tag}")
-            else:
-                lower.append(f"{c.version}+{c.tag}")
-        notes += [f"ruled out {candidate.family} {_compact(b)}: {r}" for r, b in clashes.items()]
-        if unverified:
-            notes.append(f"passed over {candidate.family} {_compact(unverified)}: may run, but which GPU "
-                         "architectures those builds carry is unknown in cudafit's data")
-        if lower:
-            notes.append(f"passed over {candidate.family} {_compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
+        notes += _notes(candidate, chosen, offered_here, families[candidate.family], rejections, policy)
+        warnings.extend(candidate.warnings)
     shared = pins.combined([c.pins for c in chosen])
     if shared:
         notes.append("pins shared between frameworks, emitted so pip keeps one version: "
@@ -198,6 +172,38 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
     return Resolution(ok=True, machine=machine, candidates=tuple(chosen), notes=tuple(notes),
                       warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections), shared_pins=shared,
                       offered=tuple(tuple(c) for _f, c in offered))
+
+
+def _notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate],
+           member_specs: dict[str, SpecifierSet], rejections: list[Rejection], policy: Policy) -> list[str]:
+    """Why this build: what it was chosen for, and why each build ranked above it was not taken."""
+    members = sorted(member_specs.items(), key=lambda item: item[0] != candidate.family)
+    spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
+    earlier = [c.label for c in chosen[:chosen.index(candidate)]]
+    fit = f" that fits {', '.join(earlier)}" if earlier else ""
+    notes = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
+             + "; ".join(candidate.why)]
+    notes += _ruled_out(candidate, rejections)
+    removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
+    clashes: dict[str, list[str]] = {}
+    unverified, lower = [], []
+    for c in offered_here:
+        if c.version <= candidate.version or (c.version, c.tag) in removed:
+            continue
+        reason = next((r for r in (conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family) if r), None)
+        if reason:
+            clashes.setdefault(reason, []).append(f"{c.version}+{c.tag}")
+        elif not c.verified:
+            unverified.append(f"{c.version}+{c.tag}")
+        else:
+            lower.append(f"{c.version}+{c.tag}")
+    notes += [f"ruled out {candidate.family} {_compact(b)}: {r}" for r, b in clashes.items()]
+    if unverified:
+        notes.append(f"passed over {candidate.family} {_compact(unverified)}: may run, but which GPU "
+                     "architectures those builds carry is unknown in cudafit's data")
+    if lower:
+        notes.append(f"passed over {candidate.family} {_compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
+    return notes
 
 
 def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
