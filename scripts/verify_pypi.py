@@ -96,19 +96,44 @@ LINUX_X86_64 = {"platform_system": "Linux", "sys_platform": "linux", "platform_m
                 "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
 
 
-def requirements(session: requests.Session, base: str, wheel: dict) -> list[Requirement]:
-    """Requires-Dist of a wheel that apply on Linux x86_64, read from its METADATA."""
+def requirements(session: requests.Session, base: str, wheel: dict, extra: str = "") -> list[Requirement]:
+    """Requires-Dist of a wheel that apply on Linux x86_64 (with `extra` asked for), read from its METADATA."""
     url = urllib.parse.urljoin(base, wheel["url"])
     with zipfile.ZipFile(RemoteFile(session, url, wheel["size"])) as zf:
         name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = email.parser.Parser().parsestr(zf.read(name).decode())
     reqs = [Requirement(text) for text in metadata.get_all("Requires-Dist") or []]
-    return [r for r in reqs if r.marker is None or r.marker.evaluate(LINUX_X86_64)]
+    env = {**LINUX_X86_64, "extra": extra}
+    return [r for r in reqs if r.marker is None or r.marker.evaluate(env)]
 
 
 def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict[str, str]:
     return {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheel)
             if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+
+
+def check_tensorflow_pins(matrices, releases: dict) -> int:
+    """[and-cuda] requirements of each TensorFlow release against its Linux x86_64 wheel."""
+    session = requests.Session()
+    problems = 0
+    for release in sorted(matrices.tensorflow, key=lambda r: r.version):
+        if release.and_cuda is None:
+            continue
+        wheels = [f for f in releases.get(str(release.version), [])
+                  if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
+        if not wheels:
+            continue
+        base = "https://pypi.org/pypi/tensorflow/json"
+        plain = {canonicalize_name(r.name) for r in requirements(session, base, wheels[-1])}
+        actual = {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheels[-1], "and-cuda")
+                  if canonicalize_name(r.name) not in plain}
+        data = {k: str(SpecifierSet(v)) for k, v in release.and_cuda.items()}
+        if data != actual:
+            problems += 1
+            print(f"tensorflow {release.version} [and-cuda]: data={data} wheel={actual}")
+        else:
+            print(f"tensorflow {release.version} [and-cuda]: {len(actual)} requirements match {wheels[-1]['filename']}")
+    return problems
 
 
 def check_companions(matrices) -> int:
@@ -222,6 +247,7 @@ def main() -> int:
     problems += missing_releases("jax", matrices.jax, response.json()["releases"], "jax")
     if args.pins:
         problems += check_pins(matrices, torch_files)
+        problems += check_tensorflow_pins(matrices, tf_files)
     if args.companions:
         problems += check_companions(matrices)
     print(f"{problems} difference(s)")
