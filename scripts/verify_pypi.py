@@ -23,6 +23,7 @@ import sys
 import urllib.parse
 import zipfile
 from collections import defaultdict
+from typing import Optional
 
 import requests
 from packaging.requirements import Requirement
@@ -112,6 +113,21 @@ def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict
             if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
 
 
+def linux_wheel(files: list[dict]) -> Optional[dict]:
+    """The last Linux x86_64 wheel of a release (the platform whose pins the data records)."""
+    wheels = [f for f in files if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
+    return wheels[-1] if wheels else None
+
+
+def compare(label: str, data_pins: dict[str, str], actual: dict[str, str], wheel: dict) -> int:
+    data = {k: str(SpecifierSet(v)) for k, v in data_pins.items()}
+    if data != actual:
+        print(f"{label}: data={data} wheel={actual}")
+        return 1
+    print(f"{label}: {len(actual)} match {wheel['filename']}")
+    return 0
+
+
 def check_tensorflow_pins(matrices, releases: dict) -> int:
     """[and-cuda] requirements of each TensorFlow release against its Linux x86_64 wheel."""
     session = requests.Session()
@@ -119,20 +135,14 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
     for release in sorted(matrices.tensorflow, key=lambda r: r.version):
         if release.and_cuda is None:
             continue
-        wheels = [f for f in releases.get(str(release.version), [])
-                  if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
-        if not wheels:
+        wheel = linux_wheel(releases.get(str(release.version), []))
+        if wheel is None:
             continue
         base = "https://pypi.org/pypi/tensorflow/json"
-        plain = {canonicalize_name(r.name) for r in requirements(session, base, wheels[-1])}
-        actual = {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheels[-1], "and-cuda")
+        plain = {canonicalize_name(r.name) for r in requirements(session, base, wheel)}
+        actual = {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda")
                   if canonicalize_name(r.name) not in plain}
-        data = {k: str(SpecifierSet(v)) for k, v in release.and_cuda.items()}
-        if data != actual:
-            problems += 1
-            print(f"tensorflow {release.version} [and-cuda]: data={data} wheel={actual}")
-        else:
-            print(f"tensorflow {release.version} [and-cuda]: {len(actual)} requirements match {wheels[-1]['filename']}")
+        problems += compare(f"tensorflow {release.version} [and-cuda]", release.and_cuda, actual, wheel)
     return problems
 
 
@@ -169,17 +179,11 @@ def check_pins(matrices, releases: dict) -> int:
         variant = next((v for v in release.variants if v.tag == tag and "linux-x86_64" in v.platforms), None)
         if variant is None or variant.pins is None:
             continue
-        wheels = [f for f in releases.get(str(release.version), [])
-                  if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
-        if not wheels:
+        wheel = linux_wheel(releases.get(str(release.version), []))
+        if wheel is None:
             continue
-        actual = cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheels[-1])
-        data = {k: str(SpecifierSet(v)) for k, v in variant.pins.items()}
-        if data != actual:
-            problems += 1
-            print(f"torch {release.version}+{tag} pins: data={data} wheel={actual}")
-        else:
-            print(f"torch {release.version}+{tag}: {len(actual)} pins match {wheels[-1]['filename']}")
+        actual = cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheel)
+        problems += compare(f"torch {release.version}+{tag} pins", variant.pins, actual, wheel)
     return problems
 
 
