@@ -30,9 +30,13 @@ def test_resolve_json_contract():
     assert data["ok"] is True
     assert data["machine"] == {"os": "linux", "arch": "x86_64", "python": "3.11", "driver": "535.104.05",
                                "gpus": [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}]}
+    evidence = data["packages"][0].pop("evidence")
     assert data["packages"] == [{"name": "torch", "version": "2.8.0", "variant": "cu128",
                                  "index_url": "https://download.pytorch.org/whl/cu128",
                                  "requirement": "torch==2.8.0+cu128"}]
+    # the 2.8.0 Linux x86_64 cu128 build is PyPI's default: its facts are read from the wheel
+    assert evidence["sass"]["grade"] == "measured" and evidence["sass"]["source"]
+    assert set(evidence) >= {"exists", "cuda", "sass", "ptx"}
     assert data["cuda"] == "12.8" and data["cudnn"]
     assert data["commands"]["pip"] == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128"
     assert data["commands"]["uv"].startswith("uv pip install --index-url")

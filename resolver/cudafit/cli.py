@@ -219,13 +219,36 @@ def data() -> None:
 @click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
 @_guard
 def data_check(folder: Optional[Path]):
-    """Load and validate every data file; exit 2 with file, entry and field on the first problem."""
-    from cudafit.loader import data_dir, load
+    """Load and validate every data file; exit 2 naming file, entry and field of each problem."""
+    from cudafit.loader import check, data_dir
 
-    m = load(folder, use_cache=False)
+    m, problems = check(folder)
+    for problem in problems:
+        click.echo(f"cudafit: error: {problem}", err=True)
+    if problems or m is None:
+        return 2
     click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, "
                f"{len(set(m.gpus.values()))} GPUs, {len(m.torch)} torch, {len(m.tensorflow)} tensorflow, "
                f"{len(m.jax)} jax releases")
+    return 0
+
+
+@data.command("coverage")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax"]), help="Only this framework (repeatable).")
+@click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")
+@_guard
+def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool):
+    """Which facts are known per framework, release, variant and platform, and their evidence grade."""
+    from cudafit.coverage import coverage_json, coverage_rows, coverage_text
+    from cudafit.loader import load
+
+    rows = coverage_rows(load(folder, use_cache=folder is None), frameworks or None, holes_only=holes)
+    if as_json:
+        click.echo(json.dumps(coverage_json(rows), indent=2))
+    else:
+        click.echo(coverage_text(rows), nl=False)
     return 0
 
 

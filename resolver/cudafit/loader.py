@@ -27,7 +27,9 @@ from cudafit.records import (
     CC,
     PLATFORMS,
     Architecture,
+    GRADES,
     CompatFloor,
+    Evidence,
     GpuModel,
     JaxCuda,
     JaxRelease,
@@ -294,52 +296,79 @@ def _parse(path: Path, root: Path, blob: bytes) -> tuple[str, dict]:
         raise DataError(f"{path}: not valid TOML: {exc}") from None
 
 
-def build(root: Path, files: list[Path], blobs: list[bytes]) -> Matrices:
-    docs = dict(_parse(p, root, b) for p, b in zip(files, blobs))
+def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[list[str]] = None) -> Matrices:
+    """The Matrices record of the data files. With `problems` given, a broken release-line file is
+    recorded there and skipped, so that one check reports every file's first problem."""
+    docs = {}
+    for path, blob in zip(files, blobs):
+        try:
+            rel, doc = _parse(path, root, blob)
+        except DataError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
+        docs[rel] = doc
     for required in ("nvidia.toml", "gpus.toml", "pytorch/index.toml"):
         if required not in docs:
             raise DataError(f"{root}: missing data file {required}")
-    dates = []
+    dates: list[str] = []
     compat, toolkits, archs = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
     gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
-    torch: list[TorchRelease] = []
-    seen: dict[Version, str] = {}
-    for rel in sorted(docs):
-        if rel.startswith("pytorch/torch-"):
-            for release in _torch_file(rel, docs[rel], toolkits, dates):
-                if release.version in seen:
-                    raise DataError(f"{rel}: torch {release.version} is also defined in {seen[release.version]}")
-                seen[release.version] = rel
-                torch.append(release)
-    tensorflow = _releases(docs, "tensorflow/tensorflow-", lambda rel, doc: _tensorflow_file(rel, doc, toolkits, dates))
-    jax = _releases(docs, "jax/jax-", lambda rel, doc: _jax_file(rel, doc, toolkits, dates))
+    torch = _releases(docs, "pytorch/torch-", lambda rel, doc: _torch_file(rel, doc, toolkits, dates), problems)
+    tensorflow = _releases(docs, "tensorflow/tensorflow-", lambda rel, doc: _tensorflow_file(rel, doc, toolkits, dates), problems)
+    jax = _releases(docs, "jax/jax-", lambda rel, doc: _jax_file(rel, doc, toolkits, dates), problems)
     unexpected = set(docs) - {"nvidia.toml", "gpus.toml", "pytorch/index.toml"} - {
         r for r in docs if r.startswith(("pytorch/torch-", "tensorflow/tensorflow-", "jax/jax-"))
     }
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
-    torch.sort(key=lambda r: r.version, reverse=True)
     return Matrices(
         data_date=max(dates),
         compat=compat,
         toolkits=toolkits,
         architectures=archs,
         gpus=gpus,
-        torch=tuple(torch),
+        torch=torch,
         torch_index=index,
         tensorflow=tensorflow,
         jax=jax,
     )
 
 
-def _releases(docs: dict, prefix: str, parse) -> tuple:
+def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
+    """Validate every data file: (the record, or None when a shared file is broken; every problem)."""
+    root = data_dir() if root is None else root
+    files = _data_files(root)
+    blobs = []
+    for path in files:
+        try:
+            blobs.append(path.read_bytes())
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
+    problems: list[str] = []
+    try:
+        matrices = build(root, files, blobs, problems)
+    except DataError as exc:
+        return None, [*problems, str(exc)]
+    return matrices, problems
+
+
+def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = None) -> tuple:
     """Every release from the files under `prefix`, newest first; a version in two files is an error."""
     seen: dict = {}
     out = []
     for rel in sorted(docs):
         if rel.startswith(prefix):
-            for release in parse(rel, docs[rel]):
+            try:
+                parsed = parse(rel, docs[rel])
+            except DataError as exc:
+                if problems is None:
+                    raise
+                problems.append(str(exc))
+                continue
+            for release in parsed:
                 if release.version in seen:
                     raise DataError(f"{rel}: {release.version} is also defined in {seen[release.version]}")
                 seen[release.version] = rel
@@ -519,7 +548,8 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
             # A CPU build that only PyPI serves (macOS, older aarch64): the entry itself is the fact.
             pypi_only.append(platform)
         if pypi_only:
-            variants[version].append(TorchVariant(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI"))
+            variants[version].append(TorchVariant(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI",
+                                                  evidence={"exists": Evidence("measured", r["source"])}))
         out.append(
             TorchRelease(
                 version=version,
@@ -596,21 +626,70 @@ def _variant(e: _Entry, by_version: dict[Version, Any], toolkits: dict) -> tuple
                 if impossible:
                     shown = ", ".join(f"{a}.{b}" for a, b in impossible)
                     raise e.fail(field, f"CUDA {cuda} cannot target {shown} (nvidia.toml [[toolkit]] {cuda} targets)")
-        pins = e.get("pins", _pins, required=False)
+        pins = e.get("pins", _pins_or_unknown)
+        pypi_pins = e.get("pypi_pins", _pins, required=False)
+        known = {"exists": True, "cuda": True, "cudnn": cudnn != UNKNOWN, "sass": sass is not None,
+                 "ptx": ptx is not None, "pins": pins is not None, "pypi_pins": pypi_pins is not None}
+        evidence = _evidence(e, known, optional={"cuda"})
         variant = TorchVariant(
             tag=tag, kind="cuda", platforms=platforms, cuda=cuda,
             cudnn=None if cudnn == UNKNOWN else cudnn, sass=sass, ptx=ptx, python=python, pins=pins, notes=notes,
+            pypi_pins=pypi_pins, evidence=evidence,
         )
-    elif tag == "cpu":
-        variant = TorchVariant(tag=tag, kind="cpu", platforms=platforms, python=python, notes=notes)
-    elif tag.startswith("rocm"):
-        rocm = e.get("rocm", _str)
-        if tag != f"rocm{rocm}":
-            raise e.fail("rocm", f"does not match the tag {tag!r}")
-        variant = TorchVariant(tag=tag, kind="rocm", platforms=platforms, rocm=rocm, python=python, notes=notes)
     else:
-        variant = TorchVariant(tag=tag, kind="other", platforms=platforms, python=python, notes=notes)
+        evidence = _evidence(e, {"exists": True}, optional=set())
+        if tag == "cpu":
+            variant = TorchVariant(tag=tag, kind="cpu", platforms=platforms, python=python, notes=notes, evidence=evidence)
+        elif tag.startswith("rocm"):
+            rocm = e.get("rocm", _str)
+            if tag != f"rocm{rocm}":
+                raise e.fail("rocm", f"does not match the tag {tag!r}")
+            variant = TorchVariant(tag=tag, kind="rocm", platforms=platforms, rocm=rocm, python=python, notes=notes,
+                                   evidence=evidence)
+        else:
+            variant = TorchVariant(tag=tag, kind="other", platforms=platforms, python=python, notes=notes, evidence=evidence)
     return variant, applies
+
+
+def _pins_or_unknown(value: Any) -> Optional[dict[str, str]]:
+    return None if value == UNKNOWN else _pins(value)
+
+
+def _evidence(e: _Entry, known: dict[str, bool], optional: set[str]) -> dict[str, Evidence]:
+    """The grade and sources of each known fact. A fact is unknown in one way only: its value is
+    "unknown" and it has no evidence; a known fact without evidence, or evidence for an unknown
+    fact, is an error. `optional` facts take the grade of `exists` when they have none."""
+    raw = e.get("evidence", lambda v: v if isinstance(v, dict) else _fail_type("a table of fact = { grade, source }"))
+    out: dict[str, Evidence] = {}
+    for fact, item in raw.items():
+        where = f"evidence.{fact}"
+        if fact not in known:
+            raise e.fail("evidence", f"names {fact!r}, which is not a fact of this build (expected one of {', '.join(known)})")
+        if not known[fact]:
+            raise e.fail(where, f"{fact} is \"unknown\"; an unknown fact has no evidence (remove it, or give the value)")
+        if not isinstance(item, dict) or set(item) - {"grade", "source"}:
+            raise e.fail(where, "expected { grade = \"measured\"|\"declared\"|\"reported\", source = [keys] }")
+        grade = item.get("grade")
+        if grade not in GRADES:
+            raise e.fail(where, f"grade must be one of {', '.join(GRADES)} (got {grade!r}); an unknown fact is written \"unknown\"")
+        source = item.get("source")
+        if not isinstance(source, list) or not source or not all(isinstance(k, str) for k in source):
+            raise e.fail(where, "source: expected a non-empty list of keys of [sources]")
+        for key in source:
+            if e.sources is not None and key not in e.sources:
+                raise e.fail(where, f"source names {key!r}, which is not in this file's [sources]")
+        out[fact] = Evidence(grade, tuple(source))
+    for fact, is_known in known.items():
+        if is_known and fact not in out:
+            if fact in optional and "exists" in out:
+                out[fact] = out["exists"]
+            else:
+                raise e.fail("evidence", f"{fact} is known but has no grade: add evidence.{fact} = {{ grade, source }}")
+    return out
+
+
+def _fail_type(expected: str) -> Any:
+    raise TypeError(f"expected {expected}")
 
 
 # --- TensorFlow and JAX ---------------------------------------------------------------------
@@ -687,6 +766,13 @@ def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> 
         if and_cuda is not None and "and-cuda" not in extras:
             raise e.fail("and_cuda", "given, but 'and-cuda' is not in extras")
         conda = e.get("conda", _conda_route, required=False)
+        cuda_wheels = e.get("cuda_wheels", _exact_pins, required=False)
+        if cuda_wheels is not None:
+            strays = sorted(set(cuda_wheels) - set(and_cuda or {}))
+            if strays:
+                raise e.fail("cuda_wheels", f"names {', '.join(strays)}, which the [and-cuda] extra does not pin")
+            if any(cuda_wheels[d] != (and_cuda or {})[d] for d in cuda_wheels):
+                raise e.fail("cuda_wheels", "pins a version other than the [and-cuda] extra's")
         out.append(TFRelease(
             version=version, date=e.get("date", _date), python=e.get("python", _pythons), platforms=platforms,
             gpu_platforms=gpu_platforms, cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, extras=extras,
@@ -696,11 +782,20 @@ def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> 
                                         required=False),
             python_by_platform=e.get("python_by_platform", _python_map, required=False),
             and_cuda_python=e.get("and_cuda_python", lambda v: frozenset(v) if v == [] else _pythons(v), required=False),
+            cuda_wheels=cuda_wheels,
         ))
         e.finish()
     if not out:
         raise DataError(f"{file}: no [[release]] entries")
     return out
+
+
+def _exact_pins(value: Any) -> dict[str, str]:
+    pins = _pins(value)
+    for name, spec in pins.items():
+        if not spec.startswith("==") or "," in spec or "*" in spec:
+            raise ValueError(f"{name}: expected an exact pin ==VERSION (got {spec!r})")
+    return pins
 
 
 def _conda_route(value: Any) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudafit import rules
+from cudafit import evidence, rules
 from cudafit.records import Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
 
 FAMILY = "torch"
@@ -107,8 +107,8 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
 
 def _judge(release, variant, machine, matrices, policy, driver_problem):
     """Either a Rejection or ((sort key), why, warnings)."""
-    def reject(constraint: str, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, variant.tag, constraint, reason)
+    def reject(constraint: str, reason: str, evidence: str = "") -> Rejection:
+        return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence)
 
     on_mac = machine.os == "macos"
     if variant.kind == "cpu":
@@ -117,7 +117,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
         why = "CPU build (Metal/MPS on Apple silicon)" if on_mac else ("CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver")
-        return ((0, 0), (why,), ())
+        return ((0, 0), (f"{why}; {evidence_text(variant)}",), ())
     if variant.kind == "rocm":
         return reject("accelerator", "ROCm build, for AMD GPUs")
     if variant.kind != "cuda":
@@ -133,7 +133,13 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
     verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx,
                                      policy.strict_driver, driver_problem)
     if verdict.rejection:
-        return reject(*verdict.rejection)
+        constraint, reason = verdict.rejection
+        if constraint == "compute-capability":
+            # Which list decided, and how well it is known: the user weighs a measured list
+            # differently from one a third party reported.
+            reason += f" [{_arch_evidence(variant)}]"
+            return reject(constraint, reason, evidence_text(variant))
+        return reject(constraint, reason)
     driver, arch, needs_jit = verdict.driver, verdict.arch, verdict.needs_jit
     warnings = verdict.warnings
     if variant.cudnn is None:
@@ -145,19 +151,36 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
     # but whose toolkit can compile for every GPU; a PTX-JIT fallback last.
     unverified = variant.sass is None and any(g.compute_capability for g in machine.gpus)
     tier = 2 if needs_jit else (1 if unverified else 0)
+    if not unverified and variant.kind == "cuda" and variant.grade("sass") == "reported" and machine.gpus:
+        # Reported lists are used like measured ones, but the answer says what it rests on.
+        warnings += (f"the GPU architectures of torch {release.version}+{variant.tag} are reported by a third party "
+                     f"({', '.join(variant.evidence['sass'].source)}), not read from the wheel or PyTorch's build "
+                     "configuration",)
     if machine.driver_known:
         preference = -(variant.cuda.major * 1000 + variant.cuda.minor)
     else:
         floor, _ = rules.driver_floor(matrices, machine, variant.cuda, policy.strict_driver)
         preference = driver_key(floor or "999999")[0] * 1000 + variant.cuda.minor
-    why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}",)
+    why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}; {evidence_text(variant)}",)
     return ((tier, preference), why, warnings)
+
+
+def _arch_evidence(variant: TorchVariant) -> str:
+    parts = [f"{label} list {variant.grade(fact)}" for fact, label in (("sass", "SASS"), ("ptx", "PTX"))]
+    return ", ".join(parts)
+
+
+def evidence_text(variant: TorchVariant) -> str:
+    return evidence.describe(variant.evidence, variant.kind == "cuda")
 
 
 def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
     platform = machine.platform
     index_url, local = package_source(release, variant, platform, matrices.torch_index)
     on_pypi = release.pypi_variant.get(platform) == variant.tag
+    # The pins of the wheel that will be installed: PyPI's wheel and the index's build of one
+    # variant have differed (2.1: PyPI names nvidia-* wheels, the index wheel bundles them).
+    pins = variant.pypi_pins if index_url is None and variant.pypi_pins is not None else variant.pins
     packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url, pypi_build=on_pypi)]
     extra_warnings = list(warnings)
     for name in ("torchvision", "torchaudio"):
@@ -184,10 +207,10 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
         verified=variant.kind != "cuda" or variant.sass is not None or not any(g.compute_capability for g in machine.gpus),
         cuda=cuda,
         cudnn=variant.cudnn if variant.kind == "cuda" else None,
-        pins=dict(variant.pins or {}),
-        # Index builds before 2.2 bundle their CUDA libraries; later ones name nvidia-* wheels.
-        pins_known=variant.kind != "cuda" or variant.pins is not None,
+        pins=dict(pins or {}),
+        pins_known=variant.kind != "cuda" or pins is not None,
         why=tuple(why),
+        evidence=dict(variant.evidence),
         warnings=tuple(extra_warnings),
         conda_channel_cuda=release.conda_cuda,
     )

@@ -75,6 +75,20 @@ class GpuModel(NamedTuple):
     segment: str
 
 
+GRADES = ("measured", "declared", "reported")  # the order of trust; a fact without a grade is unknown
+TRUSTED = frozenset(("measured", "declared"))
+
+
+class Evidence(NamedTuple):
+    """How a fact is known: its grade and the [sources] keys that state it."""
+
+    grade: str  # one of GRADES
+    source: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.grade} ({', '.join(self.source)})"
+
+
 class TorchVariant(NamedTuple):
     tag: str  # cu124, cpu, rocm6.2
     kind: str  # "cuda" | "cpu" | "rocm" | "other"
@@ -85,8 +99,14 @@ class TorchVariant(NamedTuple):
     sass: Optional[frozenset[CC]] = None  # None: unknown
     ptx: Optional[frozenset[CC]] = None
     python: Optional[frozenset[str]] = None  # None: as the release
-    pins: Optional[dict[str, str]] = None  # None: unknown
+    pins: Optional[dict[str, str]] = None  # the build cudafit installs (the index wheel); None: unknown
     notes: str = ""
+    pypi_pins: Optional[dict[str, str]] = None  # the PyPI wheel's, where they differ from the index build's
+    evidence: dict[str, Evidence] = {}  # fact (exists, cuda, cudnn, sass, ptx, pins, pypi_pins) -> how it is known
+
+    def grade(self, fact: str) -> str:
+        found = self.evidence.get(fact)
+        return found.grade if found else "unknown"
 
 
 class TorchRelease(NamedTuple):
@@ -123,6 +143,9 @@ class TFRelease(NamedTuple):
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     cpu_package_platforms: Optional[frozenset[str]] = None  # where cpu_package has wheels
     and_cuda_python: Optional[frozenset[str]] = None  # None: wherever the release installs
+    # Where [and-cuda] cannot install on a Python: the CUDA wheels it pins that still install and
+    # suffice (TensorRT left out), pinned exactly, installed beside plain tensorflow.
+    cuda_wheels: Optional[dict[str, str]] = None
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return (self.python_by_platform or {}).get(platform, self.python)
@@ -248,8 +271,9 @@ class Rejection(NamedTuple):
     family: str  # "torch"
     version: Version
     tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
-    constraint: str  # driver | compute-capability | python | platform | spec | accelerator
+    constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint
     reason: str
+    evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
 
     @property
     def build(self) -> str:
@@ -275,6 +299,7 @@ class Candidate(NamedTuple):
     warnings: tuple[str, ...] = ()
     conda_channel_cuda: tuple[str, ...] = ()
     conda: Optional[dict[str, str]] = None  # TensorFlow's conda CUDA route
+    evidence: dict[str, Evidence] = {}  # how each fact of the build is known (graded data only)
 
     @property
     def label(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cudafit.emit.pip import commands
 from cudafit.machine import machine_json
-from cudafit.records import Resolution
+from cudafit.records import Candidate, Resolution
 
 
 def resolution_json(res: Resolution) -> dict:
@@ -17,8 +17,8 @@ def resolution_json(res: Resolution) -> dict:
         "machine": machine_json(res.machine),
         "packages": [
             {"name": p.name, "version": p.version, "variant": p.variant, "index_url": p.index_url,
-             "requirement": p.requirement}
-            for p in res.packages
+             "requirement": p.requirement, **_evidence_json(c, p.name)}
+            for c in res.candidates for p in c.packages
         ],
         "cuda": cuda,
         "cudnn": cudnn,
@@ -28,6 +28,14 @@ def resolution_json(res: Resolution) -> dict:
         "notes": list(res.notes),
         "warnings": list(res.warnings),
     }
+
+
+def _evidence_json(candidate: Candidate, name: str) -> dict:
+    """How each fact of the build is known, on the package that is the build (torch, not torchvision)."""
+    if name != candidate.family or not candidate.evidence:
+        return {}
+    return {"evidence": {fact: {"grade": ev.grade, "source": list(ev.source)}
+                         for fact, ev in candidate.evidence.items()}}
 
 
 def stack_versions(res: Resolution) -> tuple:

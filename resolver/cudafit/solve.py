@@ -22,7 +22,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudafit import jax, pins, pytorch, rules, tensorflow
+from cudafit import evidence, jax, pins, pytorch, rules, tensorflow
 from cudafit.errors import InputError
 from cudafit.records import Candidate, Machine, Matrices, Policy, Rejection, Resolution
 
@@ -188,7 +188,10 @@ def _notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Can
     clashes: dict[str, list[str]] = {}
     unverified, lower = [], []
     for c in offered_here:
-        if c.version <= candidate.version or (c.version, c.tag) in removed:
+        # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
+        # passed over for that reason is worth saying), were preferred by version; say why not.
+        same_release = c.version == candidate.version and c.tag != candidate.tag and not c.verified
+        if (c.version <= candidate.version and not same_release) or (c.version, c.tag) in removed:
             continue
         reason = next((r for r in (conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family) if r), None)
         if reason:
@@ -300,8 +303,9 @@ def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matric
 def _explain_release(family: str, version: Version, res: Resolution, policy: Policy) -> list[str]:
     chosen = [c for c in res.candidates if c.family == family and c.version == version]
     if chosen:
-        return [f"{chosen[0].label} is part of the answer"]
-    lines = [f"{r.subject}: {r.reason}" for r in res.rejections if r.family == family and r.version == version]
+        return [f"{chosen[0].label} is part of the answer" + _facts(chosen[0])]
+    lines = [f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
+             for r in res.rejections if r.family == family and r.version == version]
     joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version):
         clashes = [c for c in (conflict(build, other, policy) for other in res.candidates if other.family != family) if c]
@@ -312,12 +316,20 @@ def _explain_release(family: str, version: Version, res: Resolution, policy: Pol
         elif res.ok:
             winner = next((c for c in res.candidates if c.family == family), None)
             lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
-                         "(verified GPU code first, then the newest release, then the highest CUDA)")
+                         "(verified GPU code first, then the newest release, then the highest CUDA)" + _facts(build))
+            if winner is not None and winner.evidence and not any(line.startswith(f"{winner.label}: facts") for line in lines):
+                lines.append(f"{winner.label}: {_facts(winner).removeprefix('; ')}")
         else:
             lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
     if not lines:
         lines.append(f"{family} {version} is not in cudafit's data")
     return lines
+
+
+def _facts(candidate: Candidate) -> str:
+    if not candidate.evidence:
+        return ""
+    return "; " + evidence.describe(candidate.evidence, candidate.kind == "cuda")
 
 
 def _ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:

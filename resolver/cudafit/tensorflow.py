@@ -102,10 +102,25 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
     warnings = list(verdict.warnings)
+    extra: tuple[PackagePin, ...] = ()
+    wheels_route = False
     if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
-        return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
-                                "some of its pins have no wheels there")
-    if pip_cuda:
+        if not release.cuda_wheels:
+            return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
+                                    "some of its pins have no wheels there")
+        # The extra's CUDA wheels install on any Python; only its TensorRT pins do not, and
+        # TensorFlow runs without TensorRT. Same libraries, named one by one.
+        wheels_route = True
+    if wheels_route:
+        wheels = release.cuda_wheels or {}
+        pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
+        extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None) for name, spec in sorted(wheels.items()))
+        why = (f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
+               f"tensorflow[and-cuda]=={release.version} cannot install on Python {machine.python} "
+               f"({', '.join(sorted(set(release.and_cuda or {}) - set(wheels)))} has no wheel there); TensorRT is left out")
+        pins = dict(wheels)
+        warnings.append(f"tensorflow {release.version} without TensorRT: {why}")
+    elif pip_cuda:
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None, extras=("and-cuda",))
         why = f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} as pip wheels ([and-cuda])"
         pins = dict(release.and_cuda or {})
@@ -125,7 +140,7 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     if not pip_cuda:
         tier += 1  # a build that brings its own CUDA beats one that needs a system install
     candidate = Candidate(
-        family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin,),
+        family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin, *extra),
         cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
         verified=not unverified,
         why=(f"{why}; {verdict.reason}",), warnings=tuple(warnings), conda=release.conda,

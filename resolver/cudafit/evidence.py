@@ -1,0 +1,24 @@
+"""Words for how the facts of a build are known (their evidence grades and sources)."""
+
+from __future__ import annotations
+
+from cudafit.records import Evidence
+
+_LABELS = (("exists", "build"), ("sass", "SASS"), ("ptx", "PTX"), ("cudnn", "cuDNN"), ("pins", "pins"))
+
+
+def describe(evidence: dict[str, Evidence], cuda: bool = True) -> str:
+    """'facts: build, SASS, PTX measured (wheel-2.14); cuDNN declared (install-cuda)': the grade
+    and sources each fact rests on, grouped so that the line stays short."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    unknown = []
+    for fact, label in (_LABELS if cuda else _LABELS[:1]):
+        found = evidence.get(fact)
+        if found is None:
+            unknown.append(label)
+        else:
+            groups.setdefault((found.grade, found.source), []).append(label)
+    parts = [f"{', '.join(labels)} {grade} ({', '.join(source)})" for (grade, source), labels in groups.items()]
+    if unknown:
+        parts.append(f"{', '.join(unknown)} unknown")
+    return "facts: " + "; ".join(parts)
