@@ -32,9 +32,9 @@ def find_target(env: Optional[str]) -> Target:
                 if exe.exists():
                     return Target(str(exe), path)
         raise InputError(f"--env {env!r}: not an environment folder (no bin/python inside) or a Python interpreter")
-    prefix = detect.target_prefix()
-    if prefix is not None:
-        return find_target(str(prefix))
+    active = detect.target_prefix()
+    if active is not None:
+        return find_target(str(active))
     raise InputError("no target environment: activate one ($VIRTUAL_ENV or $CONDA_PREFIX), have python on PATH, or give --env")
 
 
@@ -48,7 +48,11 @@ def plan(res: Resolution, target: Target, *, conda: bool = False, dry_run: bool 
         if route is not None or runtime is not None:
             if tool is None:
                 raise InputError("--format conda: neither mamba nor conda is on PATH")
-            pkgs, channels = route if route is not None else (runtime[0], [runtime[1]])
+            if route is not None:
+                pkgs, channels = route
+            else:
+                assert runtime is not None  # one of the two, by the test above
+                pkgs, channels = runtime[0], [runtime[1]]
             argv = [tool, "install", "-y", "-p", str(target.prefix), *pkgs]
             for channel in channels:
                 argv += ["-c", channel]

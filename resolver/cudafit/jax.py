@@ -105,8 +105,8 @@ def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Ma
     needs_jit = verdict.needs_jit
     unverified = flavour.sass is None and any(g.compute_capability for g in machine.gpus)
     arch_warning = (f"which GPU architectures jax[{flavour.extra}] {release.version} carries is unknown; not checked"
-                    if unverified else verdict.arch.warning)
-    warnings = tuple(w for w in (verdict.driver.warning, arch_warning) if w)
+                    if unverified or verdict.arch is None else verdict.arch.warning)
+    warnings = tuple(w for w in (verdict.driver.warning if verdict.driver else None, arch_warning) if w)
     if flavour.find_links:
         warnings += (f"jax[{flavour.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
     tier = 2 if needs_jit else (1 if unverified else 0)

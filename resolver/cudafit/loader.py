@@ -25,9 +25,9 @@ from cudafit.errors import DataError
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import (
     CC,
+    GRADES,
     PLATFORMS,
     Architecture,
-    GRADES,
     CompatFloor,
     Evidence,
     GpuModel,
@@ -247,12 +247,12 @@ def _pins(value: Any) -> dict[str, str]:
 
     if not isinstance(value, dict):
         raise TypeError("expected a table of distribution = specifier")
-    pins = {}
+    pins: dict[str, str] = {}
     for name, spec in value.items():
         if not isinstance(spec, str):
             raise TypeError(f"{name}: expected a specifier string (\"\" for any version)")
         SpecifierSet(spec)
-        pins[canonicalize_name(name)] = spec
+        pins[str(canonicalize_name(name))] = spec
     return pins
 
 
@@ -300,7 +300,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
     """The Matrices record of the data files. With `problems` given, a broken release-line file is
     recorded there and skipped, so that one check reports every file's first problem."""
     docs = {}
-    for path, blob in zip(files, blobs):
+    for path, blob in zip(files, blobs, strict=True):
         try:
             rel, doc = _parse(path, root, blob)
         except DataError as exc:

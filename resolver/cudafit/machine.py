@@ -115,7 +115,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
         if gpu.compute_capability is None and gpu.name:
             model, warning = lookup_gpu(matrices.gpus, gpu.name)
             if model is None:
-                warnings.append(f"GPU {gpu.name!r} is not in cudafit's GPU table and the driver does not report its compute capability; its architecture is not checked")
+                warnings.append(f"GPU {gpu.name!r} is not in cudafit's GPU table and the driver does not report its compute "
+                                "capability; its architecture is not checked")
             else:
                 if warning:
                     warnings.append(warning)
@@ -136,7 +137,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
 
 
 def machine_json(machine: Machine, *, full: bool = False) -> dict:
-    out = {
+    out: dict[str, object] = {
         "os": machine.os,
         "arch": machine.arch,
         "python": machine.python,
@@ -146,7 +147,7 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
         out["cuda_driver_max"] = machine.cuda_driver_max
     gpus = []
     for gpu in machine.gpus:
-        item = {
+        item: dict[str, object] = {
             "name": gpu.name,
             "compute_capability": f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}" if gpu.compute_capability else None,
         }

@@ -123,6 +123,8 @@ class TorchRelease(NamedTuple):
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        if platform is None:
+            return self.python
         return (self.python_by_platform or {}).get(platform, self.python)
 
 
@@ -148,6 +150,8 @@ class TFRelease(NamedTuple):
     cuda_wheels: Optional[dict[str, str]] = None
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        if platform is None:
+            return self.python
         return (self.python_by_platform or {}).get(platform, self.python)
 
 
@@ -179,6 +183,8 @@ class JaxRelease(NamedTuple):
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        if platform is None:
+            return self.python
         return (self.python_by_platform or {}).get(platform, self.python)
 
 

@@ -108,7 +108,7 @@ def check_arch(
     SASS runs on GPUs of the same major with an equal or higher minor; PTX is JIT-compiled by the
     driver for any equal-or-newer GPU, but a driver older than the toolkit that wrote the PTX
     cannot compile it, even under minor-version compatibility."""
-    known = [g for g in machine.gpus if g.compute_capability is not None]
+    known: list[tuple[GpuInfo, CC]] = [(g, g.compute_capability) for g in machine.gpus if g.compute_capability is not None]
     if not known:
         return Verdict(True, "GPU architecture not checked", warning=None), False
     if sass is None:
@@ -118,19 +118,18 @@ def check_arch(
         if toolkit is None or toolkit.targets is None:
             return Verdict(True, "architecture list unknown",
                            warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
-        out_of_reach = [g for g in known if not any(t[0] == g.compute_capability[0] and t[1] <= g.compute_capability[1]
-                                                     for t in toolkit.targets)]
+        targets = toolkit.targets
+        out_of_reach = [(g, cc) for g, cc in known if not any(t[0] == cc[0] and t[1] <= cc[1] for t in targets)]
         if not out_of_reach:
             return Verdict(True, "architecture list unknown",
                            warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
         if ptx is None:
-            gpu = out_of_reach[0]
+            gpu = out_of_reach[0][0]
             return Verdict(False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is unknown",
                            constraint="compute-capability"), False
         known, sass = out_of_reach, frozenset()
     needs_jit = False
-    for gpu in known:
-        cc = gpu.compute_capability
+    for gpu, cc in known:
         if any(s[0] == cc[0] and s[1] <= cc[1] for s in sass):
             continue
         ptx_ok = ptx is not None and any(p <= cc for p in ptx)
@@ -146,7 +145,7 @@ def check_arch(
         needs_jit = True
     if needs_jit:
         return Verdict(True, "runs through PTX JIT", warning="no SASS for this GPU: kernels are JIT-compiled from PTX (slow first start, larger cache)"), True
-    shown = ", ".join(sorted({sm(g.compute_capability) for g in known}))
+    shown = ", ".join(sorted({sm(cc) for _g, cc in known}))
     return Verdict(True, f"SASS for {shown}"), False
 
 
@@ -179,7 +178,7 @@ class BuildVerdict(NamedTuple):
 
     @property
     def reason(self) -> str:
-        return f"{self.driver.reason}; {self.arch.reason}"
+        return "; ".join(v.reason for v in (self.driver, self.arch) if v is not None)
 
 
 def judge_cuda_build(matrices: Matrices, machine: Machine, cuda: Version, sass: Optional[frozenset[CC]],

@@ -91,7 +91,7 @@ def _column(message: str) -> str:
 
 
 def _marker_env(machine: Machine) -> dict[str, str]:
-    env = dict(default_environment())
+    env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
     if machine.python:
         env["python_version"] = machine.python
         env["python_full_version"] = machine.python + ".0"
@@ -129,7 +129,8 @@ def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True)
         for x, y in ((a, b), (b, a)):
             if not x.pins_known and (y.pins or not y.pins_known):
                 who = x.label if (x is b or name_a) else "this build"
-                return f"the nvidia-* pins of {who} are unknown in cudafit's data; cannot confirm it installs beside {y.label if y is b or name_a else 'this build'}"
+                other = y.label if y is b or name_a else "this build"
+                return f"the nvidia-* pins of {who} are unknown in cudafit's data; cannot confirm it installs beside {other}"
     clash = pins.clash(a.pins, b.pins)
     if clash:
         dist, spec_a, spec_b = clash
@@ -357,12 +358,12 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
         mine = [r for r in rejections if r.family == family]
         if candidates and not any(r.constraint == "joint" for r in mine):
             continue
-        releases = {"torch": matrices.torch, "tensorflow": matrices.tensorflow, "jax": matrices.jax}[family]
-        if not releases:
+        releases: tuple = {"torch": matrices.torch, "tensorflow": matrices.tensorflow, "jax": matrices.jax}[family]
+        versions = [str(r.version) for r in releases]
+        if not versions:
             out.append(f"data: cudafit's data has no {family} releases")
             continue
         if not candidates and mine and all(r.constraint == "spec" and "does not satisfy" in r.reason for r in mine):
-            versions = [str(r.version) for r in releases]
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
             out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
             continue

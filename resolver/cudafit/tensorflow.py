@@ -65,7 +65,7 @@ def _range(pythons) -> str:
 
 def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
     available = release.cpu_package and machine.platform in (release.cpu_package_platforms or ())
-    name = release.cpu_package if cpu_package and available else "tensorflow"
+    name = release.cpu_package if cpu_package and available and release.cpu_package else "tensorflow"
     why = "CPU build" + (" (Apple silicon: add tensorflow-metal for the GPU)" if machine.os == "macos" else "")
     if cpu_package and not available:
         # the plain wheel is the CPU build wherever tensorflow-cpu is not published

@@ -51,11 +51,11 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     dependencies = project.get("dependencies", [])
     if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise InputError("existing pyproject.toml: [project] dependencies is not a list of strings")
-    ours = {canonicalize_name(p.name) for p in resolution.packages}
+    ours: set[str] = {canonicalize_name(p.name) for p in resolution.packages}
     kept = []
     for item in dependencies:
         try:
-            name = canonicalize_name(Requirement(item).name)
+            name: str = canonicalize_name(Requirement(item).name)
         except InvalidRequirement:
             kept.append(item)
             continue
