@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cudafit.emit import FORMATS, EmitOptions, render
 from test_resolve_cases import run_case
 

@@ -191,7 +191,8 @@ def _notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Can
     for c in offered_here:
         # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
         # passed over for that reason is worth saying), were preferred by version; say why not.
-        same_release = c.version == candidate.version and c.tag != candidate.tag and not c.verified
+        same_release = (c.version == candidate.version and c.tag != candidate.tag and not c.verified
+                        and c.cuda is not None and candidate.cuda is not None and Version(c.cuda) > Version(candidate.cuda))
         if (c.version <= candidate.version and not same_release) or (c.version, c.tag) in removed:
             continue
         reason = next((r for r in (conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family) if r), None)
