@@ -16,107 +16,19 @@ serves there; with --companions, check that each recorded torchvision/torchaudio
 from __future__ import annotations
 
 import argparse
-import email.parser
-import io
-import re
 import sys
-import urllib.parse
-import zipfile
-from collections import defaultdict
-from typing import Optional
 
 import requests
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name, parse_wheel_filename
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
 from cudafit.loader import load
-
-PLATFORM_OF_TAG = [
-    (re.compile(r"manylinux.*_x86_64|linux_x86_64"), "linux-x86_64"),
-    (re.compile(r"manylinux.*_aarch64|linux_aarch64"), "linux-aarch64"),
-    (re.compile(r"win_amd64"), "windows-x86_64"),
-    (re.compile(r"win_arm64"), "windows-arm64"),
-    (re.compile(r"macosx_.*_arm64"), "macos-arm64"),
-    (re.compile(r"macosx_.*_x86_64"), "macos-x86_64"),
-]
-
-
-def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
-    """platform -> CPython minors with a (non free-threaded) wheel."""
-    found: dict[str, set[str]] = defaultdict(set)
-    for item in files:
-        name = item["filename"]
-        if not name.endswith(".whl"):
-            continue
-        _, _, _, tags = parse_wheel_filename(name)
-        for tag in tags:
-            if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
-                continue
-            minor = f"{tag.interpreter[2]}.{tag.interpreter[3:]}"
-            for pattern, platform in PLATFORM_OF_TAG:
-                if pattern.fullmatch(tag.platform) or pattern.search(tag.platform):
-                    found[platform].add(minor)
-                    break
-    return found
-
-
-class RemoteFile(io.RawIOBase):
-    """A read-only, seekable view of a URL through HTTP range requests, enough for zipfile."""
-
-    def __init__(self, session: requests.Session, url: str, size: int):
-        self.session, self.url, self.size, self.pos = session, url, size, 0
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
-        return self.pos
-
-    def read(self, n: int = -1) -> bytes:
-        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
-        if end <= self.pos:
-            return b""
-        reply = self.session.get(self.url, headers={"Range": f"bytes={self.pos}-{end - 1}"}, timeout=120)
-        reply.raise_for_status()
-        data = reply.content[: end - self.pos]
-        self.pos += len(data)
-        return data
-
-
-LINUX_X86_64 = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
-                "os_name": "posix", "python_version": "3.12", "python_full_version": "3.12.0",
-                "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
-
-
-def requirements(session: requests.Session, base: str, wheel: dict, extra: str = "") -> list[Requirement]:
-    """Requires-Dist of a wheel that apply on Linux x86_64 (with `extra` asked for), read from its METADATA."""
-    url = urllib.parse.urljoin(base, wheel["url"])
-    with zipfile.ZipFile(RemoteFile(session, url, wheel["size"])) as zf:
-        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
-        metadata = email.parser.Parser().parsestr(zf.read(name).decode())
-    reqs = [Requirement(text) for text in metadata.get_all("Requires-Dist") or []]
-    env = {**LINUX_X86_64, "extra": extra}
-    return [r for r in reqs if r.marker is None or r.marker.evaluate(env)]
-
-
-def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict[str, str]:
-    return {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheel)
-            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
-
-
-def linux_wheel(files: list[dict]) -> Optional[dict]:
-    """The last Linux x86_64 wheel of a release (the platform whose pins the data records)."""
-    wheels = [f for f in files if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
-    return wheels[-1] if wheels else None
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+from pypi_wheels import (  # scripts/, next to this file
+    cuda_requirements,
+    linux_wheel,
+    requirements,
+    wheel_matrix,
+)
 
 
 def compare(label: str, data_pins: dict[str, str], actual: dict[str, str], wheel: dict) -> int:
@@ -140,7 +52,7 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
             continue
         base = "https://pypi.org/pypi/tensorflow/json"
         plain = {canonicalize_name(r.name) for r in requirements(session, base, wheel)}
-        actual = {canonicalize_name(r.name): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda")
+        actual = {str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda")
                   if canonicalize_name(r.name) not in plain}
         problems += compare(f"tensorflow {release.version} [and-cuda]", release.and_cuda, actual, wheel)
     return problems
@@ -177,13 +89,15 @@ def check_pins(matrices, releases: dict) -> int:
     for release in sorted(matrices.torch, key=lambda r: r.version):
         tag = release.pypi_variant.get("linux-x86_64")
         variant = next((v for v in release.variants if v.tag == tag and "linux-x86_64" in v.platforms), None)
-        if variant is None or variant.pins is None:
+        # PyPI's wheel: its own pins where the data records them apart from the index build's.
+        pins = variant.pypi_pins if variant is not None and variant.pypi_pins is not None else (variant and variant.pins)
+        if pins is None:
             continue
         wheel = linux_wheel(releases.get(str(release.version), []))
         if wheel is None:
             continue
         actual = cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheel)
-        problems += compare(f"torch {release.version}+{tag} pins", variant.pins, actual, wheel)
+        problems += compare(f"torch {release.version}+{tag} pins", pins, actual, wheel)
     return problems
 
 
@@ -194,7 +108,10 @@ def check_wheels(package: str, table, wheel_version, suggest: bool) -> tuple[int
     response.raise_for_status()
     releases = response.json()["releases"]
     problems = 0
-    key = lambda p: tuple(int(x) for x in p.split("."))  # noqa: E731
+
+    def key(p: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in p.split("."))
+
     for release in sorted(table, key=lambda r: r.version):
         name = f"{package} {wheel_version(release)}"
         files = releases.get(str(wheel_version(release)))

@@ -231,6 +231,10 @@ BROKEN = [
      '[[variant]]\ntag = "cu124"', "[[variant]] #4 (cu128): field 'evidence': missing"),
     ('exists = { grade = "declared", source = ["matrix"] }\n', 'exists = { grade = "declared", source = ["matrix"] }\nwheel_size = { grade = "measured", source = ["wheel"] }\n',
      "names 'wheel_size', which is not a fact of this build"),
+    ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["cu128"]\n',
+     "[[release]] #2 (9.9.1): field 'not_shipped': names 'cu128', which is a [[variant]] of torch 9.9.1"),
+    ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["rocm7.0"]\n',
+     "field 'not_shipped': 'rocm7.0' is not a CUDA build tag like cu134"),
 ]
 
 

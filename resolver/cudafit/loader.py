@@ -515,6 +515,7 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 conda_cuda=tuple(e.get("conda_cuda", _str_list, required=False, default=[])),
                 python_by_platform=e.get("python_by_platform", _python_map, required=False, default={}),
                 pypi_variant=pypi_variant,
+                not_shipped=tuple(e.get("not_shipped", _cuda_tags, required=False, default=[])),
                 source=tuple(raw.get("source", ())),
             )
         )
@@ -547,6 +548,9 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 raise e.fail("pypi_variant", f"{platform} = {tag!r} names no [[variant]] of torch {version} on that platform")
             # A CPU build that only PyPI serves (macOS, older aarch64): the entry itself is the fact.
             pypi_only.append(platform)
+        for tag in r["not_shipped"]:
+            if any(v.tag == tag for v in variants[version]):
+                raise e.fail("not_shipped", f"names {tag!r}, which is a [[variant]] of torch {version}")
         if pypi_only:
             variants[version].append(TorchVariant(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI",
                                                   evidence={"exists": Evidence("measured", r["source"])}))
@@ -563,9 +567,18 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 python_by_platform=r["python_by_platform"],
                 variants=tuple(variants[version]),
                 source=r["source"],
+                not_shipped=r["not_shipped"],
             )
         )
     return out
+
+
+def _cuda_tags(value: Any) -> list[str]:
+    tags = _str_list(value)
+    for tag in tags:
+        if not _CUDA_TAG.match(tag):
+            raise ValueError(f"{tag!r} is not a CUDA build tag like cu134")
+    return tags
 
 
 def _companion(value: Any) -> str:

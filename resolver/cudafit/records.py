@@ -121,6 +121,9 @@ class TorchRelease(NamedTuple):
     variants: tuple[TorchVariant, ...]
     source: tuple[str, ...] = ()
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    # CUDA builds the wheel's own arch table or a build matrix lists, but which were not published
+    # (cu134 in 2.14: removed before release); maintainer scripts skip them.
+    not_shipped: tuple[str, ...] = ()
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         if platform is None:

@@ -1,0 +1,206 @@
+"""Shared helpers of the maintainer scripts that read PyPI (verify_pypi.py, read_wheels.py).
+
+A wheel is a zip file; a zip file is read from its end (the central directory) and then member by
+member at known offsets, so `RemoteFile` lets `zipfile` read single members of a multi-GB wheel
+through HTTP range requests without downloading the rest. requests is the only HTTP client (the
+`maint` extra); cudafit itself never uses the network.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import io
+import re
+import urllib.parse
+import zipfile
+from collections import defaultdict
+
+import requests
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+PLATFORM_OF_TAG = [
+    (re.compile(r"manylinux.*_x86_64|linux_x86_64"), "linux-x86_64"),
+    (re.compile(r"manylinux.*_aarch64|linux_aarch64"), "linux-aarch64"),
+    (re.compile(r"win_amd64"), "windows-x86_64"),
+    (re.compile(r"win_arm64"), "windows-arm64"),
+    (re.compile(r"macosx_.*_arm64"), "macos-arm64"),
+    (re.compile(r"macosx_.*_x86_64"), "macos-x86_64"),
+]
+
+# PEP 508 marker environments of the platforms whose wheels the scripts read (Python set per call).
+MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
+                     "os_name": "posix"},
+    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64",
+                      "os_name": "posix"},
+    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64",
+                       "os_name": "nt"},
+}
+
+
+def platform_of_tag(platform_tag: str) -> str | None:
+    """cudafit's platform name of a wheel platform tag (manylinux_2_28_x86_64 -> linux-x86_64)."""
+    for pattern, platform in PLATFORM_OF_TAG:
+        if pattern.fullmatch(platform_tag) or pattern.search(platform_tag):
+            return platform
+    return None
+
+
+def marker_environment(platform: str, python: str = "3.12", extra: str = "") -> dict[str, str]:
+    """The marker environment of CPython `python` on `platform` (a key of MARKER_ENVIRONMENTS)."""
+    return {**MARKER_ENVIRONMENTS[platform], "python_version": python, "python_full_version": f"{python}.0",
+            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
+
+
+LINUX_X86_64 = marker_environment("linux-x86_64")
+
+
+def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
+    """platform -> CPython minors with a (non free-threaded) wheel."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for item in files:
+        name = item["filename"]
+        if not name.endswith(".whl"):
+            continue
+        _, _, _, tags = parse_wheel_filename(name)
+        for tag in tags:
+            if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
+                continue
+            platform = platform_of_tag(tag.platform)
+            if platform is not None:
+                found[platform].add(f"{tag.interpreter[2]}.{tag.interpreter[3:]}")
+    return found
+
+
+class RangeNotSupported(RuntimeError):
+    """The server answered a range request with something other than 206: reading on would fetch the whole file."""
+
+
+class RemoteFile(io.RawIOBase):
+    """A read-only, seekable view of a URL through HTTP range requests, enough for zipfile.
+
+    Reads shorter than `block` fetch `block` bytes (from the position on, or the file's last block)
+    and serve the following small reads (the end records, a member's local header, its name, a small
+    member) from that buffer, so the end of the file and a small member cost one request each.
+    A server that ignores the Range header (status 200) raises RangeNotSupported before the body is read.
+    """
+
+    def __init__(self, session: requests.Session, url: str, size: int, block: int = 64 * 1024):
+        self.session, self.url, self.size, self.pos, self.block = session, url, size, 0, block
+        self.buffer_start, self.buffer = 0, b""
+        self.requests = 0
+        self.bytes_read = 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
+        return self.pos
+
+    def read(self, size: int | None = -1) -> bytes:
+        end = self.size if size is None or size < 0 else min(self.size, self.pos + size)
+        if end <= self.pos:
+            return b""
+        if not (self.buffer_start <= self.pos and end <= self.buffer_start + len(self.buffer)):
+            if end - self.pos >= self.block:
+                start, stop = self.pos, end
+            else:  # a block from here on, or the last block of the file (zipfile reads its tail backwards)
+                start = max(0, min(self.pos, self.size - self.block))
+                stop = min(self.size, start + self.block)
+            self.buffer_start, self.buffer = start, self._get(start, stop)
+        data = self.buffer[self.pos - self.buffer_start: end - self.buffer_start]
+        self.pos += len(data)
+        return data
+
+    def _get(self, start: int, end: int) -> bytes:
+        """Bytes [start, end) of the file."""
+        headers = {"Range": f"bytes={start}-{end - 1}"}
+        with self.session.get(self.url, headers=headers, timeout=120, stream=True) as reply:
+            reply.raise_for_status()
+            if reply.status_code != 206:
+                raise RangeNotSupported(f"{self.url}: HTTP {reply.status_code} to a range request")
+            data = reply.content[: end - start]
+        self.requests += 1
+        self.bytes_read += len(data)
+        return data
+
+
+def wheel_url(base: str, wheel: dict) -> str:
+    """The absolute URL of a file entry of PyPI's JSON API (whose urls may be relative to `base`)."""
+    return urllib.parse.urljoin(base, wheel["url"])
+
+
+def open_wheel(session: requests.Session, base: str, wheel: dict) -> zipfile.ZipFile:
+    """The wheel as a ZipFile whose members are read through range requests."""
+    return zipfile.ZipFile(RemoteFile(session, wheel_url(base, wheel), wheel["size"]))
+
+
+def metadata_text(zf: zipfile.ZipFile) -> str:
+    name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+    return zf.read(name).decode()
+
+
+def applying_requirements(metadata: str, platform: str = "linux-x86_64", python: str = "3.12",
+                          extra: str = "") -> list[Requirement]:
+    """The Requires-Dist of a METADATA text that apply on `platform` with CPython `python` (and `extra`)."""
+    message = email.parser.Parser().parsestr(metadata)
+    reqs = [Requirement(text) for text in message.get_all("Requires-Dist") or []]
+    env = marker_environment(platform, python, extra)
+    return [r for r in reqs if r.marker is None or r.marker.evaluate(env)]
+
+
+def cuda_pins(metadata: str, platform: str = "linux-x86_64", python: str = "3.12") -> dict[str, str]:
+    """nvidia-*/cuda-* requirements that apply on `platform`: canonical name -> specifier text."""
+    return {str(canonicalize_name(r.name)): str(r.specifier) for r in applying_requirements(metadata, platform, python)
+            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+
+
+def requirements(session: requests.Session, base: str, wheel: dict, extra: str = "",
+                 platform: str = "linux-x86_64") -> list[Requirement]:
+    """Requires-Dist of a wheel that apply on `platform` (Linux x86_64, CPython 3.12; with `extra`
+    asked for), read from its METADATA."""
+    with open_wheel(session, base, wheel) as zf:
+        text = metadata_text(zf)
+    return applying_requirements(text, platform, "3.12", extra)
+
+
+def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict[str, str]:
+    return {str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel)
+            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+
+
+def linux_wheel(files: list[dict]) -> dict | None:
+    """The last Linux x86_64 wheel of a release (the platform whose pins the data records)."""
+    wheels = [f for f in files if f["filename"].endswith(".whl") and "x86_64" in f["filename"] and "linux" in f["filename"]]
+    return wheels[-1] if wheels else None
+
+
+def cpython_minor(filename: str) -> tuple[int, int] | None:
+    """(3, 12) for a cp312-cp312 wheel; None for other interpreters and free-threaded (cp314t) builds."""
+    _, _, _, tags = parse_wheel_filename(filename)
+    for tag in tags:
+        if tag.interpreter.startswith("cp") and tag.interpreter[2:].isdigit() and not tag.abi.endswith("t"):
+            return int(tag.interpreter[2]), int(tag.interpreter[3:])
+    return None
+
+
+def pick_wheel(files: list[dict], platform: str, prefer: tuple[int, int] = (3, 12)) -> dict | None:
+    """The cp312 wheel of a release for `platform`, else its newest CPython (non free-threaded) one."""
+    candidates = []
+    for item in files:
+        name = item["filename"]
+        if not name.endswith(".whl") or item.get("yanked"):
+            continue
+        minor = cpython_minor(name)
+        platforms = {platform_of_tag(tag.platform) for tag in parse_wheel_filename(name)[3]}
+        if minor is not None and platform in platforms:
+            candidates.append((minor == prefer, minor, item))
+    return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
