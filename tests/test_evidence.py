@@ -178,14 +178,14 @@ def test_declared_list_decides_and_says_so(line_dir):
 def test_reported_list_is_used_with_a_note(line_dir):
     res, _ = solve(line_dir, "NVIDIA GeForce GTX 1080")
     assert [p.requirement for p in res.packages] == ["torch==9.9.1+cu124"]
-    assert any("reported by a third party (report)" in w for w in res.warnings), res.warnings
+    assert any("torch 9.9.1+cu124: its GPU architectures (SASS), its PTX only reported (report)" in w for w in res.warnings), res.warnings
 
 
 def test_platform_lists_differ(line_dir):
     # The aarch64 build of 9.9.0 carries 8.0 and 9.0 only: a T4 (sm_75) on an Arm server has nothing to run.
     res, _ = solve(line_dir, "Tesla T4", arch="aarch64")
     assert not res.ok
-    assert any("no kernel image" in c and "aarch64" not in c for c in res.conflicts), res.conflicts
+    assert any("no kernel image for Tesla T4 (sm_75): SASS sm_80, sm_90; PTX none [SASS list declared" in c for c in res.conflicts), res.conflicts
     res, _ = solve(line_dir, "Tesla T4")
     assert res.ok and res.packages[0].requirement == "torch==9.9.1+cu126"
 
@@ -197,7 +197,8 @@ def test_json_carries_the_evidence(line_dir, monkeypatch):
     assert result.exit_code == 0, result.output
     torch = json.loads(result.stdout)["packages"][0]
     assert torch["evidence"]["sass"] == {"grade": "declared", "source": ["build"]}
-    assert "cudnn" not in torch["evidence"]  # unknown: no grade
+    assert torch["evidence"]["cudnn"] == {"grade": "unknown"}  # said the one way coverage says it
+    assert set(torch["evidence"]) == {"exists", "cuda", "cudnn", "sass", "ptx", "pins"}
 
 
 def test_coverage_lists_every_build_and_its_grades(line_dir, monkeypatch):
@@ -259,3 +260,40 @@ def test_check_reports_every_broken_file(line_dir):
     result = CliRunner().invoke(main, ["data", "check", "--dir", str(line_dir)])
     assert result.exit_code == 2
     assert result.stderr.count("cudafit: error:") == 2
+
+
+def test_check_with_a_broken_shared_file(line_dir):
+    # A broken gpus.toml stops the release-line checks (they are checked against it); check says
+    # so instead of calling the file missing, and still reports the other file's parse error.
+    (line_dir / "gpus.toml").write_text("[[gpu]\n")
+    (line_dir / "pytorch" / "torch-9.8.toml").write_text("line = \n")
+    matrices, problems = check(line_dir)
+    assert matrices is None
+    assert any("gpus.toml: not valid TOML" in p for p in problems), problems
+    assert any("torch-9.8.toml: not valid TOML" in p for p in problems), problems
+    assert any("release-line files were not checked: they need gpus.toml" in p for p in problems), problems
+    assert not any("missing data file" in p for p in problems), problems
+
+
+def test_why_on_the_command_line_names_grades_and_sources(line_dir, monkeypatch):
+    monkeypatch.setenv("CUDAFIT_DATA_DIR", str(line_dir))
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                                       "--driver", "560.35.03", "--gpu", "Tesla V100-SXM2-16GB", "--why", "torch==9.9.1"])
+    assert result.exit_code == 0, result.output
+    assert "torch 9.9.1+cu126: no kernel image for Tesla V100-SXM2-16GB (sm_70)" in result.stdout
+    assert "SASS, PTX declared (build)" in result.stdout
+    assert "torch 9.9.1+cu128 would fit, but torch 9.9.0+cu126 ranks first" in result.stdout
+    assert "torch 9.9.0+cu126: facts: build, SASS, PTX, cuDNN, pins measured (wheel)" in result.stdout
+
+
+def test_reported_existence_is_noted(line_dir):
+    path = line_dir / "pytorch" / "torch-9.9.toml"
+    path.write_text(LINE.replace('[[variant]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["matrix"]\n\n'
+                                 '[variant.evidence]\nexists = { grade = "declared", source = ["matrix"] }',
+                                 '[[variant]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["report"]\n\n'
+                                 '[variant.evidence]\nexists = { grade = "reported", source = ["report"] }'))
+    matrices = load(line_dir, use_cache=False)
+    machine = build_machine(MachineOptions(driver="none", os="linux", arch="x86_64", python="3.12"), matrices, reader=None)
+    res = resolve(["torch"], machine, matrices, Policy())
+    assert [p.requirement for p in res.packages] == ["torch==9.9.1+cpu"]
+    assert any("torch 9.9.1+cpu: that the index serves it only reported (report)" in w for w in res.warnings), res.warnings

@@ -66,9 +66,10 @@ def _tensorflow(matrices: Matrices) -> list[CoverageRow]:
     rows = []
     for release in matrices.tensorflow:
         for platform in sorted(release.gpu_platforms):
+            # Before 2.14 pip brings no CUDA (it is the system's or conda's): no pins to know.
+            pins = UNGRADED if release.and_cuda is not None else (UNKNOWN if "and-cuda" in release.extras else NOT_APPLICABLE)
             facts = {"exists": UNGRADED, "cuda": _known(release.cuda), "cudnn": _known(release.cudnn),
-                     "sass": _known(release.sass), "ptx": _known(release.ptx),
-                     "pins": UNGRADED if release.and_cuda is not None or release.conda else UNKNOWN}
+                     "sass": _known(release.sass), "ptx": _known(release.ptx), "pins": pins}
             rows.append(CoverageRow("tensorflow", str(release.version), "cuda", platform, facts, {}))
     return rows
 

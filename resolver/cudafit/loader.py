@@ -43,6 +43,7 @@ from cudafit.records import (
 
 SCHEMA = 1
 UNKNOWN = "unknown"
+SHARED = ("nvidia.toml", "gpus.toml", "pytorch/index.toml")  # what every release-line file is checked against
 SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _CUDA_TAG = re.compile(r"^cu(\d+)$")
@@ -300,6 +301,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
     """The Matrices record of the data files. With `problems` given, a broken release-line file is
     recorded there and skipped, so that one check reports every file's first problem."""
     docs = {}
+    broken = set()
     for path, blob in zip(files, blobs, strict=True):
         try:
             rel, doc = _parse(path, root, blob)
@@ -307,9 +309,13 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
             if problems is None:
                 raise
             problems.append(str(exc))
+            broken.add(str(path.relative_to(root)))
             continue
         docs[rel] = doc
-    for required in ("nvidia.toml", "gpus.toml", "pytorch/index.toml"):
+    unreadable = [name for name in SHARED if name in broken]
+    if unreadable:
+        raise DataError(f"{root}: the release-line files were not checked: they need {', '.join(unreadable)}, which did not load")
+    for required in SHARED:
         if required not in docs:
             raise DataError(f"{root}: missing data file {required}")
     dates: list[str] = []
@@ -319,7 +325,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
     torch = _releases(docs, "pytorch/torch-", lambda rel, doc: _torch_file(rel, doc, toolkits, dates), problems)
     tensorflow = _releases(docs, "tensorflow/tensorflow-", lambda rel, doc: _tensorflow_file(rel, doc, toolkits, dates), problems)
     jax = _releases(docs, "jax/jax-", lambda rel, doc: _jax_file(rel, doc, toolkits, dates), problems)
-    unexpected = set(docs) - {"nvidia.toml", "gpus.toml", "pytorch/index.toml"} - {
+    unexpected = set(docs) - set(SHARED) - {
         r for r in docs if r.startswith(("pytorch/torch-", "tensorflow/tensorflow-", "jax/jax-"))
     }
     if unexpected:
@@ -351,7 +357,10 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     try:
         matrices = build(root, files, blobs, problems)
     except DataError as exc:
-        return None, [*problems, str(exc)]
+        problems.append(str(exc))
+        if not str(exc).startswith(f"{root}: the release-line files were not checked"):
+            problems.append(f"{root}: the release-line files were not checked: they need the shared files above to load first")
+        return None, problems
     return matrices, problems
 
 

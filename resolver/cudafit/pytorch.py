@@ -52,6 +52,7 @@ def candidates(
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
 
     ranked: list[tuple[tuple, Candidate]] = []
+    siblings: dict[str, list[tuple[Version, TorchVariant]]] = {}
     for age, release in enumerate(matrices.torch):  # newest first
         if not torch_spec.contains(release.version, prereleases=True):
             rejected.append(Rejection(FAMILY, release.version, None, "spec", f"does not satisfy torch{torch_spec}"))
@@ -74,7 +75,7 @@ def candidates(
                 rejected.append(Rejection(FAMILY, release.version, variant.tag, "python",
                                           f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
                 continue
-            verdict = _judge(release, variant, machine, matrices, policy, driver_problem)
+            verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings)
             if isinstance(verdict, Rejection):
                 rejected.append(verdict)
                 continue
@@ -105,7 +106,25 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
     return None
 
 
-def _judge(release, variant, machine, matrices, policy, driver_problem):
+def _known_siblings(matrices: Matrices, variant: TorchVariant, platform: Optional[str], memo: dict
+                    ) -> tuple[str, list[tuple[Version, TorchVariant]]]:
+    """The builds of the same variant on the same platform, in any release, whose lists are known;
+    failing those, the known builds of the same CUDA major there. Returns (what they are, builds)."""
+    if variant.tag not in memo:
+        def known(same) -> list[tuple[Version, TorchVariant]]:
+            return [(r.version, v) for r in matrices.torch for v in r.variants
+                    if v.kind == "cuda" and same(v) and platform in v.platforms and v.sass is not None]
+
+        found = known(lambda v: v.tag == variant.tag)
+        what = f"{variant.tag} build"
+        if not found and variant.cuda is not None:
+            found = known(lambda v: v.cuda is not None and v.cuda.major == variant.cuda.major)
+            what = f"CUDA {variant.cuda.major} build"
+        memo[variant.tag] = (what, found)
+    return memo[variant.tag]
+
+
+def _judge(release, variant, machine, matrices, policy, driver_problem, siblings):
     """Either a Rejection or ((sort key), why, warnings)."""
     def reject(constraint: str, reason: str, evidence: str = "") -> Rejection:
         return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence)
@@ -117,7 +136,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
         why = "CPU build (Metal/MPS on Apple silicon)" if on_mac else ("CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver")
-        return ((0, 0), (f"{why}; {evidence_text(variant)}",), ())
+        return ((0, 0), (f"{why}; {evidence_text(variant)}",), _reported(release, variant))
     if variant.kind == "rocm":
         return reject("accelerator", "ROCm build, for AMD GPUs")
     if variant.kind != "cuda":
@@ -150,12 +169,19 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
     # Conservative with unknowns: verified native code first; then builds whose list is unknown
     # but whose toolkit can compile for every GPU; a PTX-JIT fallback last.
     unverified = variant.sass is None and any(g.compute_capability for g in machine.gpus)
+    if unverified:
+        # The toolkit could target the GPU, but if every known list of this variant on this
+        # platform (earlier or later releases) leaves it out, this one almost surely does too.
+        what, known = _known_siblings(matrices, variant, machine.platform, siblings)
+        if known and not any(rules.check_arch(matrices, machine, v.cuda, v.sass, v.ptx)[0].ok for _ver, v in known):
+            versions = list(dict.fromkeys(str(ver) for ver, _v in known))
+            shown = ", ".join(versions[:4]) + (" and more" if len(versions) > 4 else "")
+            gpus = ", ".join(rules.gpu_label(g) for g in machine.gpus if g.compute_capability)
+            return reject("compute-capability",
+                          f"its GPU architectures are unknown, and no {what} for {machine.platform} whose list is known "
+                          f"({shown}) carries code for {gpus}", evidence_text(variant))
     tier = 2 if needs_jit else (1 if unverified else 0)
-    if not unverified and variant.kind == "cuda" and variant.grade("sass") == "reported" and machine.gpus:
-        # Reported lists are used like measured ones, but the answer says what it rests on.
-        warnings += (f"the GPU architectures of torch {release.version}+{variant.tag} are reported by a third party "
-                     f"({', '.join(variant.evidence['sass'].source)}), not read from the wheel or PyTorch's build "
-                     "configuration",)
+    warnings += _reported(release, variant)
     if machine.driver_known:
         preference = -(variant.cuda.major * 1000 + variant.cuda.minor)
     else:
@@ -163,6 +189,21 @@ def _judge(release, variant, machine, matrices, policy, driver_problem):
         preference = driver_key(floor or "999999")[0] * 1000 + variant.cuda.minor
     why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}; {evidence_text(variant)}",)
     return ((tier, preference), why, warnings)
+
+
+_FACT_WORDS = {"exists": "that the index serves it", "sass": "its GPU architectures (SASS)", "ptx": "its PTX",
+               "cudnn": "its cuDNN", "pins": "its nvidia-* pins"}
+
+
+def _reported(release: TorchRelease, variant: TorchVariant) -> tuple[str, ...]:
+    """Reported facts are used like measured ones, but the answer says what it rests on."""
+    facts = [(fact, variant.evidence[fact]) for fact in _FACT_WORDS if variant.grade(fact) == "reported"]
+    if not facts:
+        return ()
+    sources = sorted({key for _f, ev in facts for key in ev.source})
+    what = ", ".join(_FACT_WORDS[f] for f, _ev in facts)
+    return (f"torch {release.version}+{variant.tag}: {what} only reported ({', '.join(sources)}), not read from "
+            "the wheel nor stated by PyTorch's build configuration for this release",)
 
 
 def _arch_evidence(variant: TorchVariant) -> str:
@@ -177,10 +218,12 @@ def evidence_text(variant: TorchVariant) -> str:
 def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
     platform = machine.platform
     index_url, local = package_source(release, variant, platform, matrices.torch_index)
-    on_pypi = release.pypi_variant.get(platform) == variant.tag
-    # The pins of the wheel that will be installed: PyPI's wheel and the index's build of one
-    # variant have differed (2.1: PyPI names nvidia-* wheels, the index wheel bundles them).
-    pins = variant.pypi_pins if index_url is None and variant.pypi_pins is not None else variant.pins
+    # PyPI serves this very build only where its wheel is the index build renamed (pypi_pins
+    # recorded apart means PyPI's wheel was built differently).
+    on_pypi = release.pypi_variant.get(platform) == variant.tag and variant.pypi_pins is None
+    # `pins` are those of the index build, which is what cudafit installs CUDA builds from (PyPI's
+    # own wheel of a version, `pypi_pins`, has differed: 2.1's named nvidia-* wheels, the index's bundled them).
+    pins = variant.pins
     packages = [PackagePin("torch", str(release.version), local, variant.tag, index_url, pypi_build=on_pypi)]
     extra_warnings = list(warnings)
     for name in ("torchvision", "torchaudio"):

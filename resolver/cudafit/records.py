@@ -102,7 +102,9 @@ class TorchVariant(NamedTuple):
     pins: Optional[dict[str, str]] = None  # the build cudafit installs (the index wheel); None: unknown
     notes: str = ""
     pypi_pins: Optional[dict[str, str]] = None  # the PyPI wheel's, where they differ from the index build's
-    evidence: dict[str, Evidence] = {}  # fact (exists, cuda, cudnn, sass, ptx, pins, pypi_pins) -> how it is known
+    # fact (exists, cuda, cudnn, sass, ptx, pins, pypi_pins) -> how it is known; the shared empty
+    # default is never mutated (records are built once by the loader and only read)
+    evidence: dict[str, Evidence] = {}
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
@@ -268,6 +270,7 @@ class PackagePin(NamedTuple):
     extras: tuple[str, ...] = ()
     find_links: Optional[str] = None  # a -f page pip needs besides the index (old JAX CUDA wheels)
     pypi_build: bool = False  # PyPI serves this very build as NAME==VERSION (no local tag)
+    supports: Optional[str] = None  # not a framework: a wheel installed for this family's build (TF's CUDA wheels)
 
     @property
     def requirement(self) -> str:
@@ -308,7 +311,7 @@ class Candidate(NamedTuple):
     warnings: tuple[str, ...] = ()
     conda_channel_cuda: tuple[str, ...] = ()
     conda: Optional[dict[str, str]] = None  # TensorFlow's conda CUDA route
-    evidence: dict[str, Evidence] = {}  # how each fact of the build is known (graded data only)
+    evidence: dict[str, Evidence] = {}  # how each fact of the build is known (graded data only; never mutated)
 
     @property
     def label(self) -> str:

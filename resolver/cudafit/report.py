@@ -17,7 +17,8 @@ def resolution_json(res: Resolution) -> dict:
         "machine": machine_json(res.machine),
         "packages": [
             {"name": p.name, "version": p.version, "variant": p.variant, "index_url": p.index_url,
-             "requirement": p.requirement, **_evidence_json(c, p.name)}
+             "requirement": p.requirement, **_evidence_json(c, p.name),
+             **({"supports": p.supports} if p.supports else {})}
             for c in res.candidates for p in c.packages
         ],
         "cuda": cuda,
@@ -33,9 +34,13 @@ def resolution_json(res: Resolution) -> dict:
 def _evidence_json(candidate: Candidate, name: str) -> dict:
     """How each fact of the build is known, on the package that is the build (torch, not torchvision)."""
     if name != candidate.family or not candidate.evidence:
-        return {}
-    return {"evidence": {fact: {"grade": ev.grade, "source": list(ev.source)}
-                         for fact, ev in candidate.evidence.items()}}
+        return {}  # data without grades (TensorFlow, JAX) says nothing here
+    facts = ("exists", "cuda", "cudnn", "sass", "ptx", "pins") if candidate.kind == "cuda" else ("exists",)
+    out: dict[str, dict] = {}
+    for fact in facts:
+        ev = candidate.evidence.get(fact)
+        out[fact] = {"grade": ev.grade, "source": list(ev.source)} if ev else {"grade": "unknown"}
+    return {"evidence": out}
 
 
 def stack_versions(res: Resolution) -> tuple:
@@ -74,7 +79,11 @@ def resolution_text(res: Resolution) -> str:
     else:
         for c in res.candidates:
             stack = f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.cuda else "CPU"
-            lines.append(f"chosen: {', '.join(p.requirement for p in c.packages)}  ({stack})")
+            wheels = [p for p in c.packages if p.supports]
+            shown = ", ".join(p.requirement for p in c.packages if not p.supports)
+            if wheels:
+                shown += f" with {len(wheels)} CUDA wheels ({wheels[0].name}, ...)"
+            lines.append(f"chosen: {shown}  ({stack})")
         lines.append("install:")
         lines += [f"  {cmd}" for cmd in commands(res)]
         lines.append("why:")

@@ -114,12 +114,14 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     if wheels_route:
         wheels = release.cuda_wheels or {}
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
-        extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None) for name, spec in sorted(wheels.items()))
+        extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None, supports=FAMILY)
+                      for name, spec in sorted(wheels.items()))
+        missing = sorted(set(release.and_cuda or {}) - set(wheels))
         why = (f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
                f"tensorflow[and-cuda]=={release.version} cannot install on Python {machine.python} "
-               f"({', '.join(sorted(set(release.and_cuda or {}) - set(wheels)))} has no wheel there); TensorRT is left out")
+               f"({', '.join(missing)} {'has' if len(missing) == 1 else 'have'} no wheel there); TensorRT is left out")
         pins = dict(wheels)
-        warnings.append(f"tensorflow {release.version} without TensorRT: {why}")
+        warnings.append(f"tensorflow {release.version} is installed without TensorRT (TF-TRT is not available)")
     elif pip_cuda:
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None, extras=("and-cuda",))
         why = f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} as pip wheels ([and-cuda])"
