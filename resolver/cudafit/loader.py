@@ -95,16 +95,20 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
                 return cached
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
+    matrices = build(root, files, _read_all(files))
+    if cache_file is not None:
+        _write_cache(cache_file, matrices)
+    return matrices
+
+
+def _read_all(files: list[Path]) -> list[bytes]:
     blobs = []
     for path in files:
         try:
             blobs.append(path.read_bytes())
         except OSError as exc:
             raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
-    matrices = build(root, files, blobs)
-    if cache_file is not None:
-        _write_cache(cache_file, matrices)
-    return matrices
+    return blobs
 
 
 def _cache_key(root: Path, files: list[Path]) -> str:
@@ -347,15 +351,9 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     """Validate every data file: (the record, or None when a shared file is broken; every problem)."""
     root = data_dir() if root is None else root
     files = _data_files(root)
-    blobs = []
-    for path in files:
-        try:
-            blobs.append(path.read_bytes())
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
     problems: list[str] = []
     try:
-        matrices = build(root, files, blobs, problems)
+        matrices = build(root, files, _read_all(files), problems)
     except DataError as exc:
         problems.append(str(exc))
         if not str(exc).startswith(f"{root}: the release-line files were not checked"):
