@@ -32,6 +32,7 @@ from cudafit.records import (
     Evidence,
     GpuModel,
     JaxCuda,
+    JetPack,
     JaxRelease,
     Matrices,
     TFRelease,
@@ -323,7 +324,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         if required not in docs:
             raise DataError(f"{root}: missing data file {required}")
     dates: list[str] = []
-    compat, toolkits, archs = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
+    compat, toolkits, archs, jetpacks = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
     gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
     torch = _releases(docs, "pytorch/torch-", lambda rel, doc: _torch_file(rel, doc, toolkits, dates), problems)
@@ -344,6 +345,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         torch_index=index,
         tensorflow=tensorflow,
         jax=jax,
+        jetpacks=jetpacks,
     )
 
 
@@ -391,7 +393,7 @@ def _only_keys(file: str, doc: dict, allowed: set[str]) -> None:
 
 
 def _nvidia(file: str, doc: dict, dates: list[str]):
-    _only_keys(file, doc, {"compat", "toolkit", "architecture"})
+    _only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack"})
     sources = _header(file, doc)
     dates.append(doc["data_date"])
     toolkits: dict[tuple[int, int], Toolkit] = {}
@@ -445,7 +447,22 @@ def _nvidia(file: str, doc: dict, dates: list[str]):
             owner[cc] = arch.name
         e.finish()
         archs.append(arch)
-    return compat, toolkits, tuple(archs)
+    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner)
+
+
+def _jetpacks(file: str, doc: dict, sources: set[str], owner: dict[CC, str]) -> tuple[JetPack, ...]:
+    out = []
+    for i, raw in enumerate(_entries(file, doc, "jetpack", "jetpack"), 1):
+        e = _Entry(file, f"[[jetpack]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        ccs = e.get("compute_capabilities", _cc_set)
+        strays = sorted(cc for cc in ccs if cc not in owner)
+        if strays:
+            raise e.fail("compute_capabilities", f"{', '.join(f'{a}.{b}' for a, b in strays)} belong to no [[architecture]]")
+        server = e.get("server_builds", lambda v: v if isinstance(v, bool) else _fail_type("true or false"))
+        out.append(JetPack(version=str(e.get("version", _version)), jetson_linux=str(e.get("jetson_linux", _version)),
+                           compute_capabilities=ccs, server_builds=server))
+        e.finish()
+    return tuple(sorted(out, key=lambda j: Version(j.version)))
 
 
 def _gpus(file: str, doc: dict, archs: tuple[Architecture, ...], dates: list[str]) -> dict[str, GpuModel]:

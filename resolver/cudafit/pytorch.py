@@ -52,12 +52,19 @@ def candidates(
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
 
     ranked: list[tuple[tuple, Candidate]] = []
-    siblings: dict[str, list[tuple[Version, TorchVariant]]] = {}
+    siblings: dict[str, tuple[str, list[tuple[Version, TorchVariant]]]] = {}
+    # A local version names one build (torch==2.10.0+cu128, cudafit's own output pasted back):
+    # releases are matched on the public version, builds on the tag, as pip matches local versions.
+    public, tags = split_locals(specs)
+    if len(tags) > 1:
+        rejected.append(Rejection(FAMILY, matrices.torch[0].version if matrices.torch else Version("0"), None, "spec",
+                                  f"the specs name different builds ({', '.join(sorted(tags))}); one environment holds one"))
+        return [], rejected
     for age, release in enumerate(matrices.torch):  # newest first
-        if not torch_spec.contains(release.version, prereleases=True):
+        if not public.get("torch", SpecifierSet()).contains(release.version, prereleases=True):
             rejected.append(Rejection(FAMILY, release.version, None, "spec", f"does not satisfy torch{torch_spec}"))
             continue
-        companion_problem = _companions(release, specs)
+        companion_problem = _companions(release, public)
         if companion_problem:
             rejected.append(Rejection(FAMILY, release.version, None, "spec", companion_problem))
             continue
@@ -67,6 +74,10 @@ def candidates(
         options = []
         for variant in release.variants:
             if platform not in variant.platforms:
+                continue
+            if tags and variant.tag not in tags:
+                rejected.append(Rejection(FAMILY, release.version, variant.tag, "spec",
+                                          f"the spec names the +{next(iter(tags))} build"))
                 continue
             pythons = release.pythons(platform)
             if variant.python is not None:
@@ -85,6 +96,24 @@ def candidates(
             ranked.append(((tier, age, preference), candidate))
     ranked.sort(key=lambda item: item[0])
     return [candidate for _key, candidate in ranked], rejected
+
+
+def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet], set[str]]:
+    """(the specs with local version labels removed, the build tags those labels named)."""
+    public: dict[str, SpecifierSet] = {}
+    tags: set[str] = set()
+    for name, spec in specs.items():
+        kept = []
+        for item in spec:
+            version = item.version.rstrip(".*")
+            if "+" in version and item.operator in ("==", "==="):
+                base, _, local = item.version.partition("+")
+                tags.add(local.lower())
+                kept.append(f"=={base}")
+            else:
+                kept.append(str(item))
+        public[name] = SpecifierSet(",".join(kept))
+    return public, tags
 
 
 def _python_range(pythons: frozenset[str]) -> str:
@@ -143,12 +172,6 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    if machine.jetson and not (machine.driver_known and machine.driver is None) and not all(g.compute_capability and g.compute_capability >= (11, 0)
-                                                         for g in machine.gpus):
-        # Jetson Thor (sm_110) runs the server (SBSA) builds; older Jetsons' integrated GPUs need
-        # NVIDIA's L4T builds.
-        return reject("platform", "PyTorch's index builds are for servers (SBSA), not Jetson (L4T) before Thor; "
-                                  "use NVIDIA's Jetson builds of PyTorch")
     verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx,
                                      policy.strict_driver, driver_problem)
     if verdict.rejection:

@@ -68,6 +68,15 @@ class Architecture(NamedTuple):
     last_driver: Optional[str]
 
 
+class JetPack(NamedTuple):
+    """A JetPack release line: the Jetson Linux (L4T) it ships and the boards it runs on."""
+
+    version: str  # "6.2"
+    jetson_linux: str  # "36.4"
+    compute_capabilities: frozenset[CC]  # the boards' GPUs
+    server_builds: bool  # whether the server (SBSA) aarch64 builds of the frameworks run on it
+
+
 class GpuModel(NamedTuple):
     name: str
     compute_capability: CC
@@ -203,6 +212,7 @@ class Matrices(NamedTuple):
     torch_index: str  # URL template with {variant}
     tensorflow: tuple[TFRelease, ...] = ()  # newest first
     jax: tuple[JaxRelease, ...] = ()  # newest first
+    jetpacks: tuple[JetPack, ...] = ()  # oldest first
 
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))

@@ -81,6 +81,33 @@ def check_gpu_support_by_driver(matrices: Matrices, machine: Machine) -> Optiona
     return None
 
 
+def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
+    """Why the frameworks' server (SBSA) aarch64 builds do not run on this Jetson, or None.
+
+    The board decides: JetPack 7 on Thor is SBSA and runs them; boards before it need NVIDIA's
+    Jetson builds. Without a GPU given, the board is assumed to be one before Thor, and the
+    answer says so, with the JetPack it assumes."""
+    if not machine.jetson:
+        return None
+    ccs = [g.compute_capability for g in machine.gpus if g.compute_capability]
+    lines = matrices.jetpacks
+    if ccs:
+        fitting = [j for j in lines if all(cc in j.compute_capabilities for cc in ccs)]
+        jetpack = fitting[-1] if fitting else None
+        board = ", ".join(gpu_label(g) for g in machine.gpus if g.compute_capability)
+        assumed = ""
+    else:
+        jetpack = next((j for j in reversed(lines) if not j.server_builds), None)
+        board = "a Jetson board before Thor"
+        assumed = " (assumed: no GPU given; for Jetson Thor give --compute-capability 11.0 or --gpu 'NVIDIA Thor')"
+    if jetpack is not None and jetpack.server_builds:
+        return None
+    software = (f" on JetPack {jetpack.version} (Jetson Linux {jetpack.jetson_linux})" if jetpack is not None
+                else " (no JetPack line for it in cudafit's data)")
+    return (f"{board}{software} needs NVIDIA's Jetson builds: the index and PyPI aarch64 builds are for SBSA "
+            f"servers and Jetson Thor{assumed}")
+
+
 def gpu_driver_needs(matrices: Matrices, machine: Machine) -> list[str]:
     """What each GPU asks of a driver, for answers where the driver is unknown."""
     needs = []
@@ -190,6 +217,9 @@ def judge_cuda_build(matrices: Matrices, machine: Machine, cuda: Version, sass: 
         return BuildVerdict(("accelerator", "CUDA build; this machine has no NVIDIA driver"))
     if driver_problem:
         return BuildVerdict(("driver", driver_problem))
+    jetson = jetson_problem(matrices, machine)
+    if jetson:
+        return BuildVerdict(("platform", jetson))
     driver = check_driver(matrices, machine, cuda, strict)
     if not driver.ok:
         return BuildVerdict((driver.constraint, driver.reason))

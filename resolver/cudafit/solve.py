@@ -157,7 +157,8 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
     if chosen is None:
         return Resolution(
             ok=False, machine=machine, warnings=tuple(machine_problems),
-            conflicts=tuple(_conflicts(families, offered, rejections, matrices, policy)), rejections=tuple(rejections),
+            conflicts=tuple(_conflicts(families, offered, rejections, matrices, policy, machine.python)),
+            rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
         )
     notes: list[str] = []
@@ -285,6 +286,9 @@ def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matric
     except InvalidVersion:
         raise InputError(f"--why {name_version!r}: {text!r} is not a version") from None
     family = FAMILIES[name][0]
+    # A local label names one build (torch==2.14.1+cu126); the release is its public version.
+    tag = version.local
+    version = Version(version.public)
     if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
         raise InputError(f"--why {name_version!r}: {family} is not among the specs resolved")
     # A member's version (torchvision 0.20.1, jaxlib 0.4.36) names the family release(s) it pairs with.
@@ -298,18 +302,21 @@ def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matric
         return [f"{name} {version} pairs with no {family} release in cudafit's data"]
     lines = []
     for v in versions:
-        lines += _explain_release(family, v, res, policy)
+        lines += _explain_release(family, v, res, policy, tag)
     return lines
 
 
-def _explain_release(family: str, version: Version, res: Resolution, policy: Policy) -> list[str]:
-    chosen = [c for c in res.candidates if c.family == family and c.version == version]
+def _explain_release(family: str, version: Version, res: Resolution, policy: Policy, tag: Optional[str] = None) -> list[str]:
+    def named(build_tag: Optional[str]) -> bool:
+        return tag is None or build_tag is None or build_tag == tag
+
+    chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
     if chosen:
         return [f"{chosen[0].label} is part of the answer" + _facts(chosen[0])]
     lines = [f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
-             for r in res.rejections if r.family == family and r.version == version]
+             for r in res.rejections if r.family == family and r.version == version and named(r.tag)]
     joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
-    for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version):
+    for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
         clashes = [c for c in (conflict(build, other, policy) for other in res.candidates if other.family != family) if c]
         if clashes:
             lines += [f"{build.label}: {c}" for c in clashes]
@@ -324,7 +331,8 @@ def _explain_release(family: str, version: Version, res: Resolution, policy: Pol
         else:
             lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
     if not lines:
-        lines.append(f"{family} {version} is not in cudafit's data")
+        lines.append(f"{family} {version}{'+' + tag if tag else ''} is not in cudafit's data"
+                     + (" for this platform" if tag and any(r.family == family and r.version == version for r in res.rejections) else ""))
     return lines
 
 
@@ -352,7 +360,11 @@ def _compact(subjects: list[str], most: int = 6) -> str:
     return ", ".join(subjects[:most]) + f" and {len(subjects) - most} more"
 
 
-def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices, policy: Policy) -> list[str]:
+_CAUSE_ORDER = {"driver": 0, "os": 1, "platform": 1, "compute-capability": 2, "joint": 3, "data": 4, "accelerator": 5}
+
+
+def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices, policy: Policy,
+               python_version: Optional[str] = None) -> list[str]:
     out = []
     for family, candidates in offered:
         specs = families[family]
@@ -368,16 +380,40 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
             out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
             continue
+        named_away = [r for r in mine if r.constraint == "spec" and r.tag is not None]
+        if not candidates and named_away and all(r.constraint == "spec" for r in mine):
+            # Every build of the matching releases was a different one than the local label named.
+            builds = sorted({r.build for r in named_away})
+            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; "
+                       f"it has {_compact(builds)}")
+            continue
         # Requested-away releases and builds for other accelerators explain nothing here, unless
         # nothing else does (a CUDA extra asked for on a machine without a driver, say).
         telling = [r for r in mine if r.constraint not in ("spec", "accelerator")]
         if not telling:
             telling = [r for r in mine if r.constraint == "accelerator"]
+        # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
+        # code, a pin shared with another framework); Python gaps of older releases are noise
+        # next to it, so they come last, folded into one line.
         grouped: dict[tuple[str, str], list[str]] = {}
         for r in telling:
-            grouped.setdefault((r.constraint, r.reason), []).append(r.build)
-        for (constraint, reason), subjects in grouped.items():
+            if r.constraint != "python":
+                grouped.setdefault((r.constraint, r.reason), []).append(r.build)
+        ordered = sorted(grouped.items(), key=lambda item: _CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)))
+        for (constraint, reason), subjects in ordered:
             out.append(f"{constraint}: {family} {_compact(subjects)}: {reason}")
+        python = [r for r in telling if r.constraint == "python"]
+        if python and not ordered:
+            # Python is the cause itself: say which Pythons each release has.
+            by_reason: dict[str, list[str]] = {}
+            for r in python:
+                by_reason.setdefault(r.reason, []).append(r.build)
+            out += [f"python: {family} {_compact(builds)}: {reason}" for reason, builds in by_reason.items()]
+        elif python:
+            releases_hit = sorted({r.version for r in python})
+            span = str(releases_hit[0]) if len(releases_hit) == 1 else f"{releases_hit[0]} to {releases_hit[-1]}"
+            target = f"Python {python_version}" if python_version else "this Python"
+            out.append(f"python: {family} {span} ({len(python)} builds): no wheel for {target}")
         if not policy.cpu and any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):
             out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
     if not out:
