@@ -1,0 +1,44 @@
+"""Local version labels (+cu128) name one build, in specs and in --why, as pip's rules for local
+versions do: torch==2.10.0 matches every build of 2.10.0, torch==2.10.0+cu128 only that one."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from cudafit.machine import MachineOptions, build_machine
+from cudafit.pytorch import split_locals
+from cudafit.records import Policy
+from cudafit.solve import explain, resolve
+
+
+@pytest.mark.parametrize("specs, public, tags", [
+    ({"torch": SpecifierSet("==2.10.0+cu128")}, {"torch": "==2.10.0"}, {"cu128"}),
+    ({"torch": SpecifierSet("==2.10.0")}, {"torch": "==2.10.0"}, set()),
+    ({"torch": SpecifierSet(">=2.4,==2.10.0+CU128")}, {"torch": ">=2.4,==2.10.0"}, {"cu128"}),
+    ({"torch": SpecifierSet("==2.10.0+cu126"), "torchvision": SpecifierSet("==0.25.0+cu126")},
+     {"torch": "==2.10.0", "torchvision": "==0.25.0"}, {"cu126"}),
+])
+def test_split_locals(specs, public, tags):
+    got_public, got_tags = split_locals(specs)
+    assert {k: SpecifierSet(v) for k, v in public.items()} == got_public
+    assert got_tags == tags
+
+
+def _resolve(matrices, *specs: str):
+    machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux",
+                                           arch="x86_64", python="3.12"), matrices, reader=None)
+    return resolve(list(specs), machine, matrices, Policy())
+
+
+def test_two_different_builds_named_is_a_conflict(matrices):
+    res = _resolve(matrices, "torch==2.10.0+cu128", "torchvision==0.25.0+cu126")
+    assert not res.ok
+
+
+def test_why_accepts_a_local_version(matrices):
+    res = _resolve(matrices, "torch")
+    lines = explain("torch==2.14.1+cu130", res, Policy(), matrices)
+    assert lines == ["torch 2.14.1+cu130: driver 535.104.05 < 580 (CUDA 13.x minor-version compatibility floor)"]
+    assert explain("torch==2.14.1+cu126", res, Policy(), matrices)[0].startswith("torch 2.14.1+cu126 is part of the answer")
+    assert explain("torch==2.14.1+cu999", res, Policy(), matrices) == ["torch 2.14.1+cu999 is not in cudafit's data for this platform"]
