@@ -161,3 +161,15 @@ def test_toolkit_version_files(tmp_path):
     (old / "version.txt").write_text("CUDA Version 10.2.89\n")
     assert detect.toolkit_version(new) == "12.4.1"
     assert detect.toolkit_version(old) == "10.2.89"
+
+
+def test_cuda_driver_max_from_toolkit_drivers(matrices):
+    """When nvidia-smi gives no CUDA version (old driver, banner not read, or a described
+    driver), the data's toolkit drivers give the floor of what it supports, per OS column."""
+    toolkits = matrices.toolkits.values()
+    assert detect.cuda_driver_max("566.36", "wsl", toolkits) == "12.6"
+    assert detect.cuda_driver_max("566.36", "windows", toolkits) == "12.6"
+    assert detect.cuda_driver_max("550.54.14", "linux", toolkits) == "12.4"
+    assert detect.cuda_driver_max("570.26", "linux", toolkits) == "12.8"
+    assert detect.cuda_driver_max("400.10", "linux", toolkits) is None
+    assert detect.cuda_driver_max(None, "linux", toolkits) is None

@@ -4,12 +4,11 @@ versions do: torch==2.10.0 matches every build of 2.10.0, torch==2.10.0+cu128 on
 from __future__ import annotations
 
 import pytest
-from packaging.specifiers import SpecifierSet
-
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.pytorch import split_locals
 from cudafit.records import Policy
 from cudafit.solve import explain, resolve
+from packaging.specifiers import SpecifierSet
 
 
 @pytest.mark.parametrize("specs, public, tags", [
@@ -42,3 +41,28 @@ def test_why_accepts_a_local_version(matrices):
     assert lines == ["torch 2.14.1+cu130: driver 535.104.05 < 580 (CUDA 13.x minor-version compatibility floor)"]
     assert explain("torch==2.14.1+cu126", res, Policy(), matrices)[0].startswith("torch 2.14.1+cu126 is part of the answer")
     assert explain("torch==2.14.1+cu999", res, Policy(), matrices) == ["torch 2.14.1+cu999 is not in cudafit's data for this platform"]
+
+
+def test_unknown_driver_answers_per_floor(matrices):
+    machine = build_machine(MachineOptions(gpus=("NVIDIA GeForce RTX 3090",), os="linux", arch="x86_64", python="3.12"),
+                            matrices, reader=None)
+    res = resolve(["torch"], machine, matrices, Policy())
+    rows = {a.cuda_major: a for a in res.by_driver_floor}
+    assert set(rows) == {11, 12, 13}
+    assert rows[12].chosen and not rows[13].chosen and not rows[11].chosen
+    assert [p.requirement for p in res.packages] == list(rows[12].requirements)
+    assert rows[13].driver_min == "580" and rows[11].driver_min == "455"  # 450.80.02 raised to Ampere's R455
+    assert res.machine.driver is None and not res.machine.driver_known
+
+
+def test_a_driver_that_did_not_answer_is_said_so(matrices):
+    from cudafit.detect import DriverReading
+    from cudafit.report import describe_machine
+
+    def failed(*_a, **_k):
+        return DriverReading(None, False, (), False, None, ("nvidia-smi failed: couldn't communicate with the NVIDIA driver",))
+
+    machine = build_machine(MachineOptions(os="linux", arch="x86_64", python="3.12"), matrices, reader=failed)
+    res = resolve(["torch"], machine, matrices, Policy())
+    assert "driver did not answer" in describe_machine(res)
+    assert res.by_driver_floor

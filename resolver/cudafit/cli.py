@@ -52,10 +52,50 @@ def _guard(func):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cudafit")
+def _usage_line(exc: click.ClickException) -> str:
+    """click's message as the contract's one line: "Invalid value for '--format': ... (see 'cudafit resolve --help')"."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
+class _Cli(click.Group):
+    """click's own errors in the contract's form (click prints usage, a hint and the error on four
+    lines): one line on stderr, exit 2. Ctrl-C is exit 130, as a shell reports SIGINT, with no
+    traceback (click has already closed the ^C line)."""
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:
+            exc.show()  # `cudafit` alone: the help, as click prints it
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"cudafit: error: {_usage_line(exc)}", err=True)
+            sys.exit(2)
+        except (click.Abort, KeyboardInterrupt):
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(name="cudafit", cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="cudafit", message="%(prog)s %(version)s")
 def main() -> None:
-    """The PyTorch build that will actually run on this machine, and why."""
+    """The PyTorch (torch, torchvision, torchaudio), TensorFlow and JAX builds that will actually
+    run on an NVIDIA machine and can share one environment, with the reason for every choice.
+
+    `detect` shows the machine; `resolve` picks the builds and prints how to install them (--json,
+    --format pip|uv|uv-project|requirements|conda|environment.yml); `install` installs them; the
+    `data` commands check cudafit's data and show how each fact is known. Options such as
+    --driver, --gpu, --os, --arch and --python describe another machine instead of this one.
+
+    Exit codes: 0 an answer, 1 no consistent set exists, 2 bad input.
+    """
 
 
 def _load():
@@ -69,7 +109,7 @@ def _load():
 @_machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the CLI contract).")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), help="Print this install form instead of the summary.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the --format output to FILE (atomically).")
+@click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format or --json output to FILE ('-': standard output).")
 @click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility).")
 @click.option("--cpu", is_flag=True, help="Resolve a CPU-only build even where a GPU is present.")
 @click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
@@ -79,13 +119,28 @@ def _load():
 def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fmt, output, strict_driver, cpu,
             mixed_cuda, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
+    from cudafit import fileio
     from cudafit.machine import build_machine
     from cudafit.records import Policy
     from cudafit.report import resolution_json, resolution_text
     from cudafit.solve import resolve as solve
 
-    if output is not None and fmt is None:
-        raise click.UsageError("-o/--output needs --format")
+    if output == "-":  # standard output, as in most tools
+        output = None
+    if fmt is not None and as_json:
+        raise click.UsageError("--format and --json are two different outputs; give one of them")
+    if output is not None and fmt is None and not as_json:
+        raise click.UsageError("-o/--output writes the --format or the --json output; give one of them")
+    if output is not None:
+        fileio.check_output(output)  # a directory, a socket, ... is refused before any work
+
+    def put(text: str) -> None:
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            fileio.write_output(output, text)
+            click.echo(f"wrote {output}", err=True)
+
     matrices = _load()
     machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
     policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
@@ -97,36 +152,22 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
             raise click.UsageError("--why prints an explanation; it does not combine with --format")
         lines = explain(why_not, res, policy, matrices)
         if as_json:
-            click.echo(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2))
+            put(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2) + "\n")
         else:
             click.echo(f"why not {why_not}:")
             for line in lines:
                 click.echo(f"  - {line}")
         return 0 if res.ok else 1
     if as_json:
-        click.echo(json.dumps(resolution_json(res), indent=2))
+        put(json.dumps(resolution_json(res), indent=2) + "\n")
         return 0 if res.ok else 1
     if not res.ok or fmt is None:
         click.echo(resolution_text(res), nl=False, err=not res.ok and fmt is not None)
         return 0 if res.ok else 1
     from cudafit.emit import EmitOptions, render
 
-    existing = None
-    if output is not None and fmt == "uv-project" and output.exists():
-        try:
-            existing = output.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CudafitError(f"cannot read {output}: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            raise CudafitError(f"cannot read {output}: not UTF-8 text (byte {exc.start})") from None
-    text = render(fmt, res, EmitOptions(env_name=env_name, existing=existing))
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        from cudafit.fileio import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
+    existing = fileio.read_existing(output) if output is not None and fmt == "uv-project" else None
+    put(render(fmt, res, EmitOptions(env_name=env_name, existing=existing)))
     for warning in res.warnings:
         click.echo(f"cudafit: warning: {warning}", err=True)
     return 0
@@ -208,6 +249,33 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_ru
         bad += not ok
         click.echo(f"{'installed' if ok else 'MISMATCH '} {name} {got or 'missing'}" + ("" if ok else f" (wanted {wanted})"))
     return 1 if bad else 0
+
+
+@main.command("gpus")
+@click.argument("pattern", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@_guard
+def gpus_command(pattern: Optional[str], as_json: bool):
+    """List the GPUs cudafit knows (name as nvidia-smi prints it, compute capability, architecture,
+    memory); PATTERN: a case-insensitive substring or a glob ('*RTX 30*'). Exit 1 when none match."""
+    from cudafit.gpus import gpu_row, match_gpus
+
+    matrices = _load()
+    rows = []
+    for model in match_gpus(matrices.gpus, pattern):
+        arch = matrices.architecture(model.compute_capability)
+        rows.append(gpu_row(model, arch.name if arch else None))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    elif rows:
+        width = max(len(str(r["name"])) for r in rows)
+        for r in rows:
+            memory = f"{r['memory_gb']:g} GB" if r["memory_gb"] else ""
+            click.echo(f"{r['name']:<{width}}  {r['compute_capability']:>5}  {r['architecture'] or 'unknown':<12}  {memory}".rstrip())
+    if not rows:
+        click.echo(f"cudafit: no known GPU matches {pattern!r}; `cudafit gpus` lists them all", err=True)
+        return 1
+    return 0
 
 
 @main.group()

@@ -1,10 +1,93 @@
+"""Writing what the user asked for with `-o`: atomically over a file, straight into a pipe or a
+character device, never over anything else (issue 7, item 1: `-o /dev/full` used to replace the
+device node with a regular file)."""
+
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import Optional, Union
 
 from cudafit.errors import InputError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# /dev/stdout, /dev/fd/N and /proc/self/fd/N are links the kernel resolves to an open file
+# description (a pipe, a terminal, or a file opened with `>>`). os.path.realpath cannot follow
+# them, and replacing the file they name by a rename would cut the caller's redirection off; they
+# are written straight, as the shell's `>` would.
+_FD_LINK_PREFIXES = ("/dev/fd/", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/proc/")
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _target(path: PathLike) -> tuple[str, Optional[os.stat_result]]:
+    """The path and its stat (following symlinks), or None where nothing is there yet."""
+    name = os.fspath(path)
+    if not name:
+        raise InputError("cannot write '': an empty path")
+    try:
+        return name, os.stat(name)
+    except FileNotFoundError:
+        return name, None
+    except OSError as exc:
+        raise InputError(f"cannot write {name}: {exc.strerror}") from None
+
+
+def _straight(name: str, st: Optional[os.stat_result]) -> bool:
+    """True where `-o` writes into the path as it is; raises where `-o` must not touch it."""
+    if st is None:
+        return False
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return True
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"cannot write {name}: it is {_kind(st.st_mode)}; -o takes a file, a FIFO or a character device")
+    return os.path.abspath(name).startswith(_FD_LINK_PREFIXES)
+
+
+def check_output(path: PathLike) -> None:
+    """Refuse a target `-o` must not write (a directory, a block device, a socket, a symlink to
+    one of those) before any work is done."""
+    _straight(*_target(path))
+
+
+def read_existing(path: PathLike) -> Optional[str]:
+    """The text of a regular file that `-o` is about to update, or None (a new path, a FIFO or a
+    device: reading a FIFO would block, and a device holds no file to merge with)."""
+    name, st = _target(path)
+    if st is None or _straight(name, st):
+        return None
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def write_output(path: PathLike, text: str) -> None:
+    """Write `text` where `-o` points: atomically over a regular file, a new path or a symlink to
+    a regular file; straight into a character device or a FIFO (as `> /dev/null` would); refuse
+    anything else. Every failure is an InputError naming the path."""
+    name, st = _target(path)
+    if not _straight(name, st):
+        write_atomic(Path(name), text)
+        return
+    try:
+        # "w" truncates, as the shell's `>` does; the close flushes, so it is inside the try too
+        # (/dev/full fails with ENOSPC only then).
+        with open(name, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {name}: {exc.strerror}") from None
 
 
 def write_atomic(path: Path, text: str) -> None:

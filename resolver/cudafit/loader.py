@@ -32,8 +32,8 @@ from cudafit.records import (
     Evidence,
     GpuModel,
     JaxCuda,
-    JetPack,
     JaxRelease,
+    JetPack,
     Matrices,
     TFRelease,
     Toolkit,
@@ -324,7 +324,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         if required not in docs:
             raise DataError(f"{root}: missing data file {required}")
     dates: list[str] = []
-    compat, toolkits, archs, jetpacks = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
+    compat, toolkits, archs, jetpacks, unknown_driver_major = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
     gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
     torch = _releases(docs, "pytorch/torch-", lambda rel, doc: _torch_file(rel, doc, toolkits, dates), problems)
@@ -346,6 +346,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         tensorflow=tensorflow,
         jax=jax,
         jetpacks=jetpacks,
+        unknown_driver_major=unknown_driver_major,
     )
 
 
@@ -393,7 +394,7 @@ def _only_keys(file: str, doc: dict, allowed: set[str]) -> None:
 
 
 def _nvidia(file: str, doc: dict, dates: list[str]):
-    _only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack"})
+    _only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver"})
     sources = _header(file, doc)
     dates.append(doc["data_date"])
     toolkits: dict[tuple[int, int], Toolkit] = {}
@@ -447,7 +448,12 @@ def _nvidia(file: str, doc: dict, dates: list[str]):
             owner[cc] = arch.name
         e.finish()
         archs.append(arch)
-    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner)
+    unknown = _Entry(file, "[unknown_driver]", doc.get("unknown_driver", {}), sources)
+    major = unknown.get("cuda_major", lambda v: v if isinstance(v, int) and not isinstance(v, bool) else _fail_type("a CUDA major like 12"))
+    if major not in compat:
+        raise unknown.fail("cuda_major", "has no [compat.N] floor in this file")
+    unknown.finish()
+    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner), major
 
 
 def _jetpacks(file: str, doc: dict, sources: set[str], owner: dict[CC, str]) -> tuple[JetPack, ...]:

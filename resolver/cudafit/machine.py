@@ -11,13 +11,18 @@ from typing import NamedTuple, Optional
 
 from cudafit import detect
 from cudafit.errors import InputError
-from cudafit.gpus import lookup_gpu
+from cudafit.gpus import lookup_gpu, suggest_gpus
 from cudafit.records import GpuInfo, Machine, Matrices, parse_cc
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
 _DRIVER = re.compile(r"^\d{3,}\.\d+(\.\d+)?$")
-_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_PYTHON = re.compile(r"^(\d+)\.(\d+)$")
+# How far past the data's newest driver branch a version is still taken as a real driver (NVIDIA
+# has numbered roughly 50-60 branches a year), and below its oldest one.
+_BRANCH_MARGIN = 100
+# Python 2 ended at 2.7; Python 3 may be one minor past the newest the data knows (a prerelease).
+_PYTHON2_LAST = 7
 
 
 class MachineOptions(NamedTuple):
@@ -57,16 +62,113 @@ def check_arch(text: str) -> str:
     return arch
 
 
-def check_python(text: str) -> str:
-    if not _PYTHON.match(text):
+def known_pythons(matrices: Matrices) -> list[tuple[int, int]]:
+    """Every CPython minor some release in the data has wheels for, oldest first."""
+    found: set[tuple[int, int]] = set()
+    lists: list[frozenset[str]] = [r.python for r in matrices.torch]
+    lists += [r.python for r in matrices.tensorflow] + [r.python for r in matrices.jax]
+    for pythons in lists:
+        for text in pythons:
+            major, _, minor = text.partition(".")
+            if major.isdigit() and minor.isdigit():
+                found.add((int(major), int(minor)))
+    return sorted(found)
+
+
+def check_python(text: str, matrices: Optional[Matrices] = None) -> str:
+    """'3.12' -> '3.12'. A Python that never existed (4.0, 3.99) is bad input; a real one that no
+    release supports (3.8 today) is a valid description whose answer may be negative."""
+    match = _PYTHON.match(text.strip())
+    if not match:
         raise InputError(f"--python {text!r}: expected a Python version like 3.12")
-    return text
+    major, minor = int(match.group(1)), int(match.group(2))
+    if matrices is None:
+        return f"{major}.{minor}"
+    known = known_pythons(matrices)
+    newest = max((m for m in known if m[0] == 3), default=(3, 13))
+    oldest = known[0] if known else (3, 8)
+    real = (major == 2 and minor <= _PYTHON2_LAST) or (major == 3 and minor <= newest[1] + 1)
+    if not real:
+        raise InputError(
+            f"--python {text!r}: no such Python; Python versions run 2.0-2.{_PYTHON2_LAST} and 3.0-3.{newest[1] + 1} "
+            f"(cudafit's data has wheels for {oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]})"
+        )
+    return f"{major}.{minor}"
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def known_drivers(matrices: Matrices) -> tuple[str, str]:
+    """The oldest and the newest driver version the data names (toolkit drivers, compatibility
+    floors, architecture branches)."""
+    versions: list[str] = []
+    for tk in matrices.toolkits.values():
+        versions += [v for v in (tk.linux_driver_min, tk.windows_driver_min) if v]
+    for floor in matrices.compat.values():
+        versions += [v for v in (floor.linux_driver_min, floor.windows_driver_min) if v]
+    for arch in matrices.architectures:
+        versions += [v for v in (arch.first_driver, arch.last_driver) if v]
+    versions = [v for v in versions if re.fullmatch(r"\d+(\.\d+)*", v)]
+    if not versions:
+        return "0", "0"
+    versions.sort(key=_version_key)
+    return versions[0], versions[-1]
+
+
+def _linux_branch_step(matrices: Matrices) -> Optional[int]:
+    """5 when every Linux toolkit driver in the data sits on a branch numbered in steps of 5
+    (R440, R450, ..., R610), as NVIDIA's Linux branches do; None if the data says otherwise."""
+    majors = [int(tk.linux_driver_min.split(".")[0]) for tk in matrices.toolkits.values()
+              if tk.linux_driver_min and tk.linux_driver_min.split(".")[0].isdigit()]
+    return 5 if majors and all(m % 5 == 0 for m in majors) else None
+
+
+def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> list[str]:
+    """Raise InputError for a driver version no NVIDIA branch has, or one whose form cannot occur
+    on the OS; return warnings for a version that is unlikely there."""
+    oldest, newest = known_drivers(matrices)
+    branch = int(driver.split(".")[0])
+    low, high = _version_key(oldest)[0] - _BRANCH_MARGIN, _version_key(newest)[0] + _BRANCH_MARGIN
+    if not low <= branch <= high:
+        raise InputError(
+            f"--driver {driver!r}: no NVIDIA driver branch R{branch}; cudafit's data knows drivers from R{_version_key(oldest)[0]} to {newest} "
+            f"and takes branches R{max(low, 0)} to R{high} as real"
+        )
+    parts = driver.split(".")
+    if os_name in ("wsl", "windows") and len(parts) == 3:
+        where = ("under WSL2 nvidia-smi shows the Windows driver's version" if os_name == "wsl"
+                 else "Windows drivers are numbered")
+        raise InputError(
+            f"--driver {driver!r} with --os {os_name}: {driver} is a Linux driver version; {where} "
+            f"as NNN.NN (e.g. 566.36): give the version nvidia-smi prints there"
+        )
+    warnings: list[str] = []
+    step = _linux_branch_step(matrices)
+    if os_name == "linux" and len(parts) == 2 and step and branch % step:
+        warnings.append(
+            f"driver {driver} looks like a Windows driver version: NVIDIA's Linux drivers come in branches numbered "
+            f"in steps of {step} (R550, R555, R560, ...); on WSL2 describe the machine with --os wsl"
+        )
+    return warnings
+
+
+def unknown_gpu_message(name: str, matrices: Matrices) -> str:
+    close = suggest_gpus(matrices.gpus, name)
+    hint = ""
+    if close:
+        quoted = [repr(c) for c in close]
+        hint = f"did you mean {quoted[0]}?" if len(quoted) == 1 else f"did you mean {', '.join(quoted[:-1])} or {quoted[-1]}?"
+        hint += " "
+    return (f"--gpu {name!r}: not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it "
+            f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y")
 
 
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.read_driver) -> Machine:
     os_name = check_os(opts.os) if opts.os else detect.detect_os()
     arch = check_arch(opts.arch) if opts.arch else detect.normalize_arch(platform.machine())
-    python = check_python(opts.python) if opts.python else detect.detect_python()
+    python = check_python(opts.python, matrices) if opts.python else detect.detect_python()
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")
@@ -74,14 +176,13 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
     if opts.describes_gpus:
         driver_known = opts.driver is not None
         driver = parse_driver(opts.driver) if opts.driver is not None else None
+        if driver is not None:
+            warnings.extend(check_driver(driver, os_name, matrices))
         gpus = []
         for name in opts.gpus:
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
-                raise InputError(
-                    f"--gpu {name!r}: not in cudafit's GPU table; give the name as nvidia-smi prints it "
-                    f"(e.g. 'NVIDIA GeForce RTX 3090') or use --compute-capability X.Y"
-                )
+                raise InputError(unknown_gpu_message(name, matrices))
             if warning:
                 warnings.append(warning)
             gpus.append(GpuInfo(name=name, compute_capability=model.compute_capability))
@@ -99,7 +200,9 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
             warnings.append("GPU not given (--gpu/--compute-capability): GPU architecture not checked")
         return Machine(
             os=os_name, arch=arch, python=python, driver=driver, driver_known=driver_known,
-            gpus=tuple(gpus), gpus_known=gpus_known, jetson=opts.jetson, warnings=tuple(warnings),
+            gpus=tuple(gpus), gpus_known=gpus_known, jetson=opts.jetson,
+            cuda_driver_max=detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
+            warnings=tuple(warnings),
         )
 
     if os_name == "macos":
@@ -132,7 +235,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
     return Machine(
         os=os_name, arch=arch, python=python, driver=driver, driver_known=reading.driver_known,
         gpus=tuple(gpus), gpus_known=reading.gpus_known, jetson=opts.jetson or detect.detect_jetson(),
-        cuda_driver_max=reading.cuda_driver_max, warnings=tuple(warnings), **extras,
+        cuda_driver_max=reading.cuda_driver_max or detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
+        warnings=tuple(warnings), detected=True, **extras,
     )
 
 

@@ -213,6 +213,7 @@ class Matrices(NamedTuple):
     tensorflow: tuple[TFRelease, ...] = ()  # newest first
     jax: tuple[JaxRelease, ...] = ()  # newest first
     jetpacks: tuple[JetPack, ...] = ()  # oldest first
+    unknown_driver_major: int = 12  # with the driver unknown, answer for this CUDA major's floor (nvidia.toml)
 
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))
@@ -246,6 +247,7 @@ class Machine(NamedTuple):
     toolkits: tuple[dict, ...] = ()
     frameworks: tuple[dict, ...] = ()
     warnings: tuple[str, ...] = ()
+    detected: bool = False  # the GPU side was read from this machine (an unknown driver did not answer)
 
     @property
     def has_driver(self) -> bool:
@@ -328,6 +330,17 @@ class Candidate(NamedTuple):
         return f"{self.family} {self.version}+{self.tag}"
 
 
+class FloorAnswer(NamedTuple):
+    """With the driver unknown: the best set for drivers from one CUDA major's floor up."""
+
+    cuda_major: int
+    driver_min: str  # the floor, raised to what the GPUs' architecture needs
+    ok: bool
+    requirements: tuple[str, ...]
+    cause: str = ""  # why nothing runs there (the first conflict)
+    chosen: bool = False  # the row the answer is for
+
+
 class Resolution(NamedTuple):
     ok: bool
     machine: Machine
@@ -338,6 +351,7 @@ class Resolution(NamedTuple):
     rejections: tuple[Rejection, ...] = ()
     shared_pins: dict[str, str] = {}  # nvidia-* versions every chosen build allows; emitted as pins
     offered: tuple[tuple[Candidate, ...], ...] = ()  # every family's runnable builds, best first
+    by_driver_floor: tuple[FloorAnswer, ...] = ()  # driver unknown: the answer per CUDA major's floor
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

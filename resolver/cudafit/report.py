@@ -10,7 +10,7 @@ from cudafit.records import Candidate, Resolution
 def resolution_json(res: Resolution) -> dict:
     if not res.ok:
         return {"ok": False, "machine": machine_json(res.machine), "conflicts": list(res.conflicts),
-                "warnings": list(res.warnings)}
+                "warnings": list(res.warnings), **_floors_json(res)}
     cuda, cudnn = stack_versions(res)
     return {
         "ok": True,
@@ -28,7 +28,29 @@ def resolution_json(res: Resolution) -> dict:
                      "uv": " && ".join(c for c in commands(res, "uv pip install") if not c.startswith("#"))},
         "notes": list(res.notes),
         "warnings": list(res.warnings),
+        **_floors_json(res),
     }
+
+
+def _floors_json(res: Resolution) -> dict:
+    """With the driver unknown: the answer for each CUDA major's driver floor."""
+    if not res.by_driver_floor:
+        return {}
+    return {"by_driver_floor": [{"cuda_major": a.cuda_major, "driver_min": a.driver_min, "ok": a.ok,
+                                 "requirements": list(a.requirements), "cause": a.cause or None, "chosen": a.chosen}
+                                for a in res.by_driver_floor]}
+
+
+def floors_text(res: Resolution) -> list[str]:
+    if not res.by_driver_floor:
+        return []
+    width = max(len(a.driver_min) for a in res.by_driver_floor)
+    lines = ["driver unknown: the newest set per driver floor (give --driver to pick):"]
+    for a in res.by_driver_floor:
+        what = ", ".join(a.requirements) if a.ok else f"none: {a.cause}"
+        mark = "  (this answer)" if a.chosen else ""
+        lines.append(f"  driver >= {a.driver_min:<{width}}  CUDA {a.cuda_major}  {what}{mark}")
+    return lines
 
 
 def _evidence_json(candidate: Candidate, name: str) -> dict:
@@ -60,7 +82,7 @@ def describe_machine(res: Resolution) -> str:
         for g in m.gpus
     )
     if not m.driver_known:
-        driver = "driver not given"
+        driver = "driver did not answer" if m.detected else "driver not given"
     else:
         driver = f"driver {m.driver}" if m.driver else "no NVIDIA driver"
     parts = [m.platform or "unknown platform", f"Python {m.python}" if m.python else "Python unknown", driver]
@@ -84,6 +106,7 @@ def resolution_text(res: Resolution) -> str:
             if wheels:
                 shown += f" with {len(wheels)} CUDA wheels ({wheels[0].name}, ...)"
             lines.append(f"chosen: {shown}  ({stack})")
+        lines += floors_text(res)
         lines.append("install:")
         lines += [f"  {cmd}" for cmd in commands(res)]
         lines.append("why:")

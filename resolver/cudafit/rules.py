@@ -108,6 +108,13 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
             f"servers and Jetson Thor{assumed}")
 
 
+def gpus_first_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
+    """The oldest driver branch every GPU's architecture is supported from, where known."""
+    branches = [arch.first_driver for g in machine.gpus if g.compute_capability
+                for arch in [matrices.architecture(g.compute_capability)] if arch is not None and arch.first_driver]
+    return max(branches, key=driver_key) if branches else None
+
+
 def gpu_driver_needs(matrices: Matrices, machine: Machine) -> list[str]:
     """What each GPU asks of a driver, for answers where the driver is unknown."""
     needs = []

@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit import evidence, jax, pins, pytorch, rules, tensorflow
 from cudafit.errors import InputError
-from cudafit.records import Candidate, Machine, Matrices, Policy, Rejection, Resolution
+from cudafit.records import Candidate, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 _MODULES = (pytorch, tensorflow, jax)
 FAMILIES: dict[str, tuple[str, Callable]] = {
@@ -139,6 +139,53 @@ def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True)
 
 
 def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    if not machine.driver_known and machine.os != "macos" and not policy.cpu:
+        return _per_driver_floor(specs, machine, matrices, policy)
+    return _resolve(specs, machine, matrices, policy)
+
+
+def _per_driver_floor(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    """The driver decides which CUDA major loads, and it is unknown: answer for each major's
+    minor-version floor (raised to what the GPUs' architecture needs), and choose the one the
+    data names as the default (the widest installed base), saying so and how to change it."""
+    answers: list[FloorAnswer] = []
+    results: dict[int, Resolution] = {}
+    default = matrices.unknown_driver_major
+    need = rules.gpus_first_driver(matrices, machine)
+    floors = {}
+    for major in sorted(matrices.compat, reverse=True):
+        floor, _rule = rules.driver_floor(matrices, machine, Version(f"{major}.0"), False)
+        if floor is not None:
+            floors[major] = floor
+    for major, floor in floors.items():
+        driver = max(floor, need, key=driver_key) if need else floor
+        above = floors.get(major + 1)
+        if above is not None and driver_key(driver) >= driver_key(above):
+            # The GPUs need a driver that already loads the next major: no driver runs this row.
+            answers.append(FloorAnswer(major, floor, False, (), f"the GPUs need a driver >= {need}, which is past "
+                                                                 f"the CUDA {major} range (< {above})"))
+            continue
+        res = _resolve(specs, machine._replace(driver=driver, driver_known=True), matrices, policy)
+        answers.append(FloorAnswer(major, driver, res.ok, tuple(p.requirement for p in res.packages),
+                                   "" if res.ok else (res.conflicts[0] if res.conflicts else "")))
+        results[major] = res
+    if not results:
+        return _resolve(specs, machine, matrices, policy)
+    if default not in results:
+        # The GPUs need a driver past the default major's range: the lowest major they can use.
+        default = min(results)
+    chosen = results[default]
+    answers = [a._replace(chosen=a.cuda_major == default) for a in answers]
+    picked = next(a for a in answers if a.chosen)
+    note = (f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
+            f"{picked.driver_min} (CUDA {default}, the widest installed base); give --driver to answer for yours "
+            "(the newest set per driver floor is listed with the answer)")
+    needs = rules.gpu_driver_needs(matrices, machine)
+    return chosen._replace(machine=machine, notes=(note, *chosen.notes), by_driver_floor=tuple(answers),
+                           warnings=tuple(dict.fromkeys((*machine.warnings, *needs, *chosen.warnings))))
+
+
+def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
     families, extras = parse_specs(specs, machine, matrices)
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []

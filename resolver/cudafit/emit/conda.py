@@ -5,15 +5,41 @@ environment."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Optional
 
 from packaging.version import Version
 
 from cudafit.emit import EmitOptions
 from cudafit.emit.pip import commands
+from cudafit.errors import InputError
 from cudafit.records import Candidate, Resolution
 
 LAST_CHANNEL_RELEASE = Version("2.5.99")
+
+# conda's own rule for an environment name (conda/core/prefix_data.py, PrefixData.validate_name and
+# from_name; conda/base/constants.py): none of PREFIX_NAME_DISALLOWED_CHARS {"/", " ", ":", "#"},
+# no path separator ("\\" as well), not a RESERVED_ENV_NAMES name ("base", "root"). cudafit adds:
+# not empty and nothing unprintable (a newline would end the YAML line or the shell command).
+CONDA_NAME_DISALLOWED = frozenset("/ :#\\")
+CONDA_RESERVED_NAMES = ("base", "root")
+
+
+def check_env_name(name: str) -> str:
+    """The name, or an InputError saying why conda would refuse it."""
+    bad = sorted(CONDA_NAME_DISALLOWED.intersection(name))
+    if not name:
+        why = "it is empty"
+    elif name in CONDA_RESERVED_NAMES:
+        why = "conda reserves it"
+    elif bad:
+        why = "conda names cannot contain " + ", ".join(repr(c) for c in bad)
+    elif not name.isprintable():
+        why = "it contains a control character"
+    else:
+        return name
+    raise InputError(f"--name {name!r}: not a conda environment name: {why}")
+
 CHANNEL_PLATFORMS = ("linux-x86_64", "windows-x86_64", "macos-x86_64", "macos-arm64")
 
 
@@ -52,9 +78,11 @@ def cuda_from_conda(resolution: Resolution) -> Optional[tuple[list[str], str]]:
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
     python = resolution.machine.python
-    create = f"conda create -n {options.env_name}" + (f" python={python}" if python else "") + " pip"
+    # conda allows ';', '$', '&' and quotes in a name: the shell must not see them.
+    name = shlex.quote(check_env_name(options.env_name))
+    create = f"conda create -n {name}" + (f" python={python}" if python else "") + " pip"
     route = channel_packages(resolution)
-    lines = [create, f"conda activate {options.env_name}"]
+    lines = [create, f"conda activate {name}"]
     if route is not None:
         pkgs, channels = route
         lines.append("conda install " + " ".join(pkgs) + "".join(f" -c {c}" for c in channels))

@@ -1,14 +1,28 @@
 from __future__ import annotations
 
+import json
+import re
+
 from cudafit.emit import EmitOptions, header, install_groups
-from cudafit.emit.conda import channel_packages, cuda_from_conda
+from cudafit.emit.conda import channel_packages, check_env_name, cuda_from_conda
 from cudafit.records import Resolution
+
+# A plain YAML scalar that reads back as this very string; anything else (`yes`, `null`, `1.0`,
+# `*x`, `'a`) is written double-quoted, which JSON's string syntax is valid for.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+def yaml_name(name: str) -> str:
+    plain = _PLAIN.fullmatch(name) and name.lower() not in _YAML_WORDS
+    return name if plain else json.dumps(name)
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
     python = resolution.machine.python
+    name = yaml_name(check_env_name(options.env_name))
     route = channel_packages(resolution)
-    lines = [f"# {header(resolution)}", f"name: {options.env_name}", "channels:"]
+    lines = [f"# {header(resolution)}", f"name: {name}", "channels:"]
     if route is not None:
         pkgs, channels = route
         lines += [f"  - {c}" for c in channels]

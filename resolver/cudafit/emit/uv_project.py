@@ -35,7 +35,22 @@ def _table(parent: dict, key: str, where: str) -> dict:
     return value
 
 
+def check_project_name(name: str) -> str:
+    """The name, or an InputError: [project] name must be a PEP 508 name, which packaging's
+    requirement parser reads whole only when it is one (letters, digits, '.', '_', '-', starting
+    and ending with a letter or digit)."""
+    try:
+        whole = str(Requirement(name)) == name and Requirement(name).name == name
+    except InvalidRequirement:
+        whole = False
+    if not whole:
+        raise InputError(f"--name {name!r}: not a project name (PEP 508: letters, digits, '.', '_' and '-', "
+                         "starting and ending with a letter or digit)")
+    return name
+
+
 def render(resolution: Resolution, options: EmitOptions) -> str:
+    check_project_name(options.env_name)
     doc: dict = {}
     if options.existing:
         try:

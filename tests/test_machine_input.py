@@ -1,0 +1,148 @@
+"""Machine descriptions checked against what exists (issue 7, items 10-12): GPU names with
+suggestions and `cudafit gpus`, driver versions and their OS form, Python versions, and the CUDA
+version a described driver supports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from cudafit.cli import main
+from cudafit.errors import InputError
+from cudafit.gpus import lookup_gpu, match_gpus, suggest_gpus
+from cudafit.machine import MachineOptions, build_machine, check_driver, check_python
+
+BASE = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05"]
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def _merge(base, args):
+    out = list(base)
+    for i in range(0, len(args), 2):
+        if args[i] in out:
+            out[out.index(args[i]) + 1] = args[i + 1]
+        else:
+            out += args[i:i + 2]
+    return out
+
+
+# --- item 10: GPU names -------------------------------------------------------------------
+
+
+def test_unknown_gpu_suggests_the_closest_names(matrices):
+    assert suggest_gpus(matrices.gpus, "RTX 3090")[:2] == ["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090 Ti"]
+    assert suggest_gpus(matrices.gpus, "geforce rtx 4090 laptop")[0] == "NVIDIA GeForce RTX 4090 Laptop GPU"
+    assert len(suggest_gpus(matrices.gpus, "RTX")) <= 3
+    assert suggest_gpus(matrices.gpus, "zzzz qqqq") == []
+
+
+def test_unknown_gpu_error_names_the_suggestion():
+    result = cli("resolve", "torch", *BASE, "--gpu", "RTX 3090")
+    assert result.exit_code == 2
+    assert "did you mean 'NVIDIA GeForce RTX 3090'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name, cc", [
+    ("NVIDIA GeForce MX450", (7, 5)),
+    ("Tesla M60", (5, 2)),
+    ("NVIDIA A800-SXM4-80GB", (8, 0)),
+])
+def test_gpus_seen_in_the_field_are_known(matrices, name, cc):
+    model, warning = lookup_gpu(matrices.gpus, name)
+    assert model is not None and model.compute_capability == cc and warning is None
+
+
+def test_gpus_command_substring_glob_and_json():
+    result = cli("gpus", "rtx 3090")
+    assert result.exit_code == 0
+    assert "NVIDIA GeForce RTX 3090 " in result.stdout and "8.6" in result.stdout
+    rows = json.loads(cli("gpus", "*a800*", "--json").stdout)
+    assert {r["name"] for r in rows} >= {"NVIDIA A800-SXM4-80GB"}
+    assert all(r["compute_capability"] == "8.0" and r["architecture"] for r in rows)
+    every = json.loads(cli("gpus", "--json").stdout)
+    assert len(every) == len({r["name"] for r in every}) > 150
+
+
+def test_gpus_command_no_match_is_exit_1():
+    result = cli("gpus", "Voodoo 5")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "no known GPU matches" in result.stderr
+
+
+def test_match_gpus_glob_is_whole_name(matrices):
+    assert [m.name for m in match_gpus(matrices.gpus, "tesla m6?")] == ["Tesla M60"]
+    assert match_gpus(matrices.gpus, "6?") == []  # a glob covers the whole name, not a part
+
+
+# --- item 11: drivers and Pythons that exist ------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--driver", "9999.99"], "no NVIDIA driver branch R9999"),
+    (["--driver", "12.34"], "expected an NVIDIA driver version"),
+    (["--driver", "100.10"], "no NVIDIA driver branch R100"),
+    (["--python", "3.99"], "--python '3.99': no such Python"),
+    (["--python", "4.0"], "--python '4.0': no such Python"),
+    (["--os", "wsl", "--driver", "535.104.05"], "under WSL2 nvidia-smi shows the Windows driver's version"),
+    (["--os", "windows", "--driver", "535.104.05"], "is a Linux driver version"),
+])
+def test_descriptions_of_nothing_real_are_exit_2(args, message):
+    result = cli("resolve", "torch", *_merge(BASE, args))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_python_range_comes_from_the_data(matrices):
+    with pytest.raises(InputError, match=r"3\.0-3\.16 .*wheels for 3\.6-3\.15"):
+        check_python("3.99", matrices)
+    assert check_python("3.16", matrices) == "3.16"  # the next one, a prerelease
+
+
+def test_real_but_unsupported_python_is_a_negative_answer():
+    result = cli("resolve", "torch", *_merge(BASE, ["--python", "2.7"]), "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["ok"] is False
+    assert any("Python 2.7" in c for c in data["conflicts"])
+
+
+@pytest.mark.parametrize("driver", ["570.26", "440.33", "535.104.05", "580.65.06", "610.43.02"])
+def test_real_linux_drivers_pass(matrices, driver):
+    assert check_driver(driver, "linux", matrices) == []
+
+
+def test_windows_driver_on_linux_is_explained(matrices):
+    (warning,) = check_driver("566.36", "linux", matrices)
+    assert "looks like a Windows driver" in warning and "--os wsl" in warning
+    assert check_driver("566.36", "wsl", matrices) == []
+    assert check_driver("566.36", "windows", matrices) == []
+
+
+# --- item 12: the CUDA a described driver supports ------------------------------------------
+
+
+@pytest.mark.parametrize("os_name, driver, cuda", [
+    ("wsl", "566.36", "12.6"),       # Windows column: 560.76 (12.6) <= 566.36 < 570.65 (12.8)
+    ("windows", "527.41", "12.0"),
+    ("linux", "535.104.05", "12.2"),
+    ("linux", "580.65.06", "13.0"),
+    ("linux", "440.33", "10.2"),
+])
+def test_cuda_driver_max_derived_from_the_data(matrices, os_name, driver, cuda):
+    machine = build_machine(MachineOptions(driver=driver, os=os_name, arch="x86_64", python="3.12"), matrices)
+    assert machine.cuda_driver_max == cuda
+
+
+def test_detect_json_gives_cuda_driver_max_for_a_described_driver():
+    data = json.loads(cli("detect", "--driver", "566.36", "--os", "wsl", "--python", "3.12", "--json").stdout)
+    assert data["cuda_driver_max"] == "12.6"
+    data = json.loads(cli("detect", "--driver", "none", "--os", "linux", "--python", "3.12", "--json").stdout)
+    assert data["cuda_driver_max"] is None
