@@ -146,3 +146,28 @@ def test_detect_json_gives_cuda_driver_max_for_a_described_driver():
     assert data["cuda_driver_max"] == "12.6"
     data = json.loads(cli("detect", "--driver", "none", "--os", "linux", "--python", "3.12", "--json").stdout)
     assert data["cuda_driver_max"] is None
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--os", "macos", "--arch", "arm64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"],
+     "--os macos with --driver 535.104.05, --gpu 'NVIDIA GeForce RTX 3090': macOS has no NVIDIA driver"),
+    (["--os", "macos", "--arch", "arm64", "--compute-capability", "8.6"], "--os macos with --compute-capability 8.6"),
+    (["--jetson", "--os", "linux", "--arch", "x86_64"], "--jetson with --arch x86_64: Jetson boards are aarch64"),
+    (["--jetson", "--os", "windows"], "--jetson with --os windows: Jetson boards run Linux"),
+])
+def test_contradictory_descriptions_are_exit_2(args, message):
+    from click.testing import CliRunner
+    from cudafit.cli import main
+
+    result = CliRunner().invoke(main, ["resolve", "torch", "--python", "3.12", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_macos_without_a_driver_is_fine():
+    from click.testing import CliRunner
+    from cudafit.cli import main
+
+    result = CliRunner().invoke(main, ["resolve", "torch", "--python", "3.12", "--os", "macos", "--arch", "arm64", "--driver", "none"])
+    assert result.exit_code == 0, result.output

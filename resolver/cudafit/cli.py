@@ -210,7 +210,8 @@ def detect(driver, gpus, ccs, os_name, arch, python, jetson, as_json):
 @_machine_options
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
 @click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
-@click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]), help="conda: use conda/mamba where the pytorch channel has the build.")
+@click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]),
+              help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.")
 @click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver.")
 @click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
 @click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
@@ -226,14 +227,21 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_ru
 
     matrices = _load()
     target = installer.find_target(env)
-    if python is None and env:
-        python = interpreter_version(target.python)
+    import platform
+
+    from cudafit.detect import detect_os, normalize_arch
+    from cudafit.machine import check_arch, check_os
+
+    python = installer.check_description(target, interpreter_version(target.python), python,
+                                         check_os(os_name) if os_name else None, check_arch(arch) if arch else None,
+                                         detect_os(), normalize_arch(platform.machine()))
     machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
     res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
         return 1
-    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run)
+    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run,
+                              installer=fmt if fmt in ("pip", "uv") else None)
     if dry_run:
         import shlex
 

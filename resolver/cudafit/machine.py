@@ -165,10 +165,29 @@ def unknown_gpu_message(name: str, matrices: Matrices) -> str:
             f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y")
 
 
+def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
+    """A description that cannot be one machine is an input error: answering it would produce a
+    wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64)."""
+    if os_name == "macos":
+        given = [f"--driver {opts.driver}" if opts.driver and opts.driver.strip().lower() != "none" else "",
+                 *(f"--gpu {g!r}" for g in opts.gpus), *(f"--compute-capability {c}" for c in opts.compute_capabilities),
+                 "--jetson" if opts.jetson else ""]
+        given = [g for g in given if g]
+        if given:
+            raise InputError(f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
+                             "10.2); describe the machine without them, or give its real OS")
+    if opts.jetson:
+        if os_name != "linux":
+            raise InputError(f"--jetson with --os {os_name}: Jetson boards run Linux (Jetson Linux, L4T)")
+        if arch is not None and arch != "aarch64":
+            raise InputError(f"--jetson with --arch {arch}: Jetson boards are aarch64")
+
+
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.read_driver) -> Machine:
     os_name = check_os(opts.os) if opts.os else detect.detect_os()
     arch = check_arch(opts.arch) if opts.arch else detect.normalize_arch(platform.machine())
     python = check_python(opts.python, matrices) if opts.python else detect.detect_python()
+    check_contradictions(opts, os_name, arch)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")
