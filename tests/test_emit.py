@@ -100,3 +100,21 @@ def test_uv_project_drops_only_unused_pytorch_indexes(matrices):
     doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
     assert [i["name"] for i in doc["tool"]["uv"]["index"]] == ["internal", "pytorch-cu128"]
     assert doc["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cu128"}}
+
+
+@pytest.mark.parametrize("spec, machine", [
+    ("tensorflow==2.13.1", ["--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "535.104.05",
+                            "--gpu", "NVIDIA A100-SXM4-80GB"]),
+    ("tensorflow==2.10.1", ["--os", "windows", "--arch", "x86_64", "--python", "3.10", "--driver", "566.36",
+                            "--gpu", "NVIDIA GeForce RTX 3090"]),
+])
+def test_no_format_loses_the_conda_step(spec, machine):
+    """Issue 7, item 15: a CUDA runtime pip cannot bring is named in every output form."""
+    from click.testing import CliRunner
+    from cudafit.cli import main
+    from cudafit.emit import FORMATS
+
+    for fmt in FORMATS:
+        result = CliRunner().invoke(main, ["resolve", spec, *machine, "--format", fmt])
+        assert result.exit_code == 0, (fmt, result.output)
+        assert "cudatoolkit=" in result.stdout, (fmt, result.stdout)

@@ -66,3 +66,21 @@ def test_a_driver_that_did_not_answer_is_said_so(matrices):
     res = resolve(["torch"], machine, matrices, Policy())
     assert "driver did not answer" in describe_machine(res)
     assert res.by_driver_floor
+
+
+def test_conflicts_lead_with_the_cause_and_json_keeps_every_rejection():
+    import json
+
+    from click.testing import CliRunner
+    from cudafit.cli import main
+
+    args = ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "560.35.03",
+            "--gpu", "NVIDIA GeForce RTX 5090"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 1
+    lines = [line for line in text.stdout.splitlines() if line.startswith("  - ")]
+    assert "predates Blackwell support" in lines[0]
+    assert lines[1].startswith("  - python: torch 1.12.0 to 2.1.2 (") and lines[1].endswith("no wheel for Python 3.12")
+    data = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert len(data["rejected"]) > 100
+    assert {r["constraint"] for r in data["rejected"]} >= {"driver", "python"}

@@ -9,8 +9,11 @@ from cudafit.records import Candidate, Resolution
 
 def resolution_json(res: Resolution) -> dict:
     if not res.ok:
+        # The text leads with the cause and folds the rest; the JSON keeps every rejection.
         return {"ok": False, "machine": machine_json(res.machine), "conflicts": list(res.conflicts),
-                "warnings": list(res.warnings), **_floors_json(res)}
+                "warnings": list(res.warnings), **_floors_json(res),
+                "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": r.reason}
+                             for r in res.rejections if r.constraint != "spec"]}
     cuda, cudnn = stack_versions(res)
     return {
         "ok": True,
@@ -72,7 +75,16 @@ def stack_versions(res: Resolution) -> tuple:
 
     cudas = [c.cuda for c in res.candidates if c.cuda]
     cudnns = [c.cudnn for c in res.candidates if c.cudnn]
-    return (max(cudas, key=Version) if cudas else None, max(cudnns, key=Version) if cudnns else None)
+    cuda = max(cudas, key=Version) if cudas else None
+    cudnn = max(cudnns, key=Version) if cudnns else None
+    # A version every framework pins exactly is what pip installs, whatever the ranges allow.
+    for dist, spec in res.shared_pins.items():
+        exact = spec[2:] if spec.startswith("==") and "," not in spec else None
+        if exact and dist.startswith("nvidia-cuda-runtime"):
+            cuda = ".".join(exact.split(".")[:2])
+        elif exact and dist.startswith("nvidia-cudnn"):
+            cudnn = ".".join(exact.split(".")[:3])
+    return cuda, cudnn
 
 
 def describe_machine(res: Resolution) -> str:

@@ -103,6 +103,7 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     needs_jit = verdict.needs_jit
     warnings = list(verdict.warnings)
     extra: tuple[PackagePin, ...] = ()
+    installed_cuda = release.cuda
     wheels_route = False
     if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
         if not release.cuda_wheels:
@@ -125,6 +126,16 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     elif pip_cuda:
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None, extras=("and-cuda",))
         why = f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} as pip wheels ([and-cuda])"
+        runtime = rules.installed_runtime(matrices, release.cuda, release.and_cuda)
+        if runtime != release.cuda:
+            # The extra pins ranges: pip installs the newest runtime of the major, not the tested one.
+            specs = release.and_cuda or {}
+            runtime_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cuda-runtime")), "")
+            cudnn_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cudnn")), "cuDNN unknown")
+            why = (f"pip installs the newest CUDA {release.cuda.major}.x runtime from [and-cuda] ({runtime_pin}: "
+                   f"{runtime} in cudafit's data) and {cudnn_pin}; "
+                   f"tested build: CUDA {release.cuda}, cuDNN {release.cudnn or 'unknown'}")
+            installed_cuda = runtime
         pins = dict(release.and_cuda or {})
         if release.and_cuda is None:
             warnings.append(f"the [and-cuda] requirements of tensorflow {release.version} are unknown in cudafit's data")
@@ -143,7 +154,7 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         tier += 1  # a build that brings its own CUDA beats one that needs a system install
     candidate = Candidate(
         family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin, *extra),
-        cuda=f"{release.cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
+        cuda=f"{installed_cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
         verified=not unverified,
         why=(f"{why}; {verdict.reason}",), warnings=tuple(warnings), conda=release.conda,
     )

@@ -12,6 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from cudafit.emit import EmitOptions, header
+from cudafit.emit.conda import cuda_from_conda
 from cudafit.errors import InputError
 from cudafit.records import Resolution
 
@@ -116,4 +117,9 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if not doc["tool"]:
             doc.pop("tool")
     body = tomli_w.dumps(doc)
-    return body if options.existing else f"# {header(resolution)}\n{body}"
+    lines = [] if options.existing else [f"# {header(resolution)}"]
+    runtime = cuda_from_conda(resolution)
+    if runtime is not None:
+        # uv cannot install this CUDA runtime; the step stays in the file, as in every format.
+        lines.append(f"# needs, from conda first: {' '.join(runtime[0])} -c {runtime[1]}")
+    return "".join(f"{line}\n" for line in lines) + body
