@@ -171,3 +171,31 @@ def test_macos_without_a_driver_is_fine():
 
     result = CliRunner().invoke(main, ["resolve", "torch", "--python", "3.12", "--os", "macos", "--arch", "arm64", "--driver", "none"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("text, expected", [("13.6", "13.6"), ("14", "14.0"), ("13.6.1", "13.6"), ("26.1", "26.1")])
+def test_macos_versions(text, expected):
+    from cudafit.machine import check_macos
+
+    assert check_macos(text) == expected
+
+
+@pytest.mark.parametrize("text", ["ventura", "9.1", "13.x", ""])
+def test_bad_macos_versions(text):
+    from cudafit.machine import check_macos
+
+    with pytest.raises(InputError):
+        check_macos(text)
+
+
+def test_macos_option_needs_a_mac():
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--macos", "14.0", "--python", "3.12"])
+    assert result.exit_code == 2 and "--macos 14.0 with --os linux" in result.stderr
+
+
+def test_a_described_mac_never_reads_this_hosts_nvidia_smi(matrices):
+    def boom(*_a, **_k):
+        raise AssertionError("nvidia-smi read for a described Mac")
+
+    machine = build_machine(MachineOptions(os="macos", arch="arm64", python="3.12", macos="14.5"), matrices, reader=boom)
+    assert machine.driver is None and machine.driver_known and machine.macos == "14.5"

@@ -23,7 +23,7 @@ def run_case(case: dict, matrices):
     m = case["machine"]
     opts = MachineOptions(
         driver=m.get("driver"), gpus=tuple(m.get("gpus", ())), compute_capabilities=tuple(m.get("compute_capabilities", ())),
-        os=m["os"], arch=m["arch"], python=m["python"], jetson=case.get("jetson", False),
+        os=m["os"], arch=m["arch"], python=m["python"], jetson=case.get("jetson", False), macos=case.get("macos"),
     )
     machine = build_machine(opts, matrices, reader=_no_detection)
     policy = Policy(strict_driver=case.get("strict_driver", False), cpu=case.get("cpu", False),

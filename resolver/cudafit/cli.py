@@ -26,15 +26,16 @@ def _machine_options(func):
         click.option("--arch", metavar="x86_64|aarch64", help="The CPU architecture (arm64 = aarch64)."),
         click.option("--python", metavar="X.Y", help="The target Python."),
         click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
+        click.option("--macos", "macos_version", metavar="X.Y", help="The macOS version (wheels carry a minimum macOS)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def _opts(driver, gpus, ccs, os_name, arch, python, jetson, extras=False) -> MachineOptions:
+def _opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version=None, extras=False) -> MachineOptions:
     return MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
-                          arch=arch, python=python, jetson=jetson, detect_extras=extras)
+                          arch=arch, python=python, jetson=jetson, macos=macos_version, detect_extras=extras)
 
 
 def _guard(func):
@@ -116,7 +117,7 @@ def _load():
 @click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 @_guard
-def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fmt, output, strict_driver, cpu,
+def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, as_json, fmt, output, strict_driver, cpu,
             mixed_cuda, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio
@@ -142,7 +143,7 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
             click.echo(f"wrote {output}", err=True)
 
     matrices = _load()
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version), matrices)
     policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
     res = solve(list(specs), machine, matrices, policy)
     if why_not:
@@ -177,12 +178,12 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, as_json, fm
 @_machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_guard
-def detect(driver, gpus, ccs, os_name, arch, python, jetson, as_json):
+def detect(driver, gpus, ccs, os_name, arch, python, jetson, macos_version, as_json):
     """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
     from cudafit.machine import build_machine, machine_json
 
     matrices = _load()
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, extras=True), matrices)
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version, extras=True), matrices)
     data = machine_json(machine, full=True)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -216,7 +217,7 @@ def detect(driver, gpus, ccs, os_name, arch, python, jetson, as_json):
 @click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
 @click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
 @_guard
-def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
+def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
     from cudafit import install as installer
     from cudafit.detect import interpreter_version
@@ -235,7 +236,7 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, env, dry_ru
     python = installer.check_description(target, interpreter_version(target.python), python,
                                          check_os(os_name) if os_name else None, check_arch(arch) if arch else None,
                                          detect_os(), normalize_arch(platform.machine()))
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson), matrices)
+    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version), matrices)
     res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)

@@ -352,3 +352,13 @@ def toolkit_version(root: Path) -> Optional[str]:
         return match.group(1) if match else None
     except OSError:
         return None
+
+
+def detect_macos() -> Optional[str]:
+    """'14.5' on a Mac (the platform's own call), else None."""
+    if sys.platform != "darwin":
+        return None
+    parts = platform.mac_ver()[0].split(".")
+    if not parts[0].isdigit():
+        return None
+    return f"{parts[0]}.{parts[1] if len(parts) > 1 and parts[1].isdigit() else 0}"

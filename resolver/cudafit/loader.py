@@ -9,6 +9,7 @@ cache: reading and hashing every data file on each run would cost more than the 
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import re
@@ -544,6 +545,8 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 torchaudio=e.get("torchaudio", _companion, required=False),
                 conda_cuda=tuple(e.get("conda_cuda", _str_list, required=False, default=[])),
                 python_by_platform=e.get("python_by_platform", _python_map, required=False, default={}),
+                macos_min=e.get("macos_min", functools.partial(_macos_map, platforms=platforms), required=False, default={}),
+                macos_min_by_python=e.get("macos_min_by_python", _macos_by_python, required=False, default={}),
                 pypi_variant=pypi_variant,
                 not_shipped=tuple(e.get("not_shipped", _cuda_tags, required=False, default=[])),
                 source=tuple(raw.get("source", ())),
@@ -595,12 +598,38 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 conda_cuda=r["conda_cuda"],
                 pypi_variant=r["pypi_variant"],
                 python_by_platform=r["python_by_platform"],
+                macos_min=r["macos_min"],
+                macos_min_by_python=r["macos_min_by_python"],
                 variants=tuple(variants[version]),
                 source=r["source"],
                 not_shipped=r["not_shipped"],
             )
         )
     return out
+
+
+def _macos_version(value: Any) -> str:
+    text = _str(value)
+    if not re.fullmatch(r"\d{2}\.\d{1,2}", text):
+        raise ValueError(f"{text!r} is not a macOS version like 14.0")
+    return text
+
+
+def _macos_map(value: Any, platforms: frozenset[str]) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of macOS platform = minimum macOS")
+    for platform, version in value.items():
+        if platform not in platforms or not platform.startswith("macos"):
+            raise ValueError(f"{platform!r} is not a macOS platform of this release")
+        _macos_version(version)
+    return dict(value)
+
+
+def _macos_by_python(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of Python = minimum macOS")
+    _pythons(list(value))
+    return {python: _macos_version(version) for python, version in value.items()}
 
 
 def _cuda_tags(value: Any) -> list[str]:

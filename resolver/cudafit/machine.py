@@ -34,6 +34,7 @@ class MachineOptions(NamedTuple):
     python: Optional[str] = None
     jetson: bool = False
     detect_extras: bool = False  # toolkits and frameworks (only `detect` and `doctor` need them)
+    macos: Optional[str] = None  # --macos X.Y
 
     @property
     def describes_gpus(self) -> bool:
@@ -165,6 +166,17 @@ def unknown_gpu_message(name: str, matrices: Matrices) -> str:
             f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y")
 
 
+_MACOS = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?(?:\.\d+)?$")
+
+
+def check_macos(text: str) -> str:
+    """'13.6' (or '13', '13.6.1') -> '13.6'; macOS versions since 11 count 11, 12, ... 26."""
+    match = _MACOS.match(text.strip())
+    if not match or not 10 <= int(match.group(1)) <= 40:
+        raise InputError(f"--macos {text!r}: expected a macOS version like 14.5")
+    return f"{int(match.group(1))}.{int(match.group(2) or 0)}"
+
+
 def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
     """A description that cannot be one machine is an input error: answering it would produce a
     wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64)."""
@@ -176,6 +188,8 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
         if given:
             raise InputError(f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
                              "10.2); describe the machine without them, or give its real OS")
+    if opts.macos and os_name != "macos":
+        raise InputError(f"--macos {opts.macos} with --os {os_name}: a macOS version describes a Mac")
     if opts.jetson:
         if os_name != "linux":
             raise InputError(f"--jetson with --os {os_name}: Jetson boards run Linux (Jetson Linux, L4T)")
@@ -188,10 +202,15 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
     arch = check_arch(opts.arch) if opts.arch else detect.normalize_arch(platform.machine())
     python = check_python(opts.python, matrices) if opts.python else detect.detect_python()
     check_contradictions(opts, os_name, arch)
+    macos = check_macos(opts.macos) if opts.macos else (detect.detect_macos() if os_name == "macos" and not opts.os else None)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")
 
+    if os_name == "macos" and not opts.describes_gpus:
+        # A Mac has no NVIDIA driver; never read this host's nvidia-smi for a described Mac.
+        return Machine(os=os_name, arch=arch, python=python, driver=None, driver_known=True, gpus=(), gpus_known=True,
+                       warnings=tuple(warnings), macos=macos)
     if opts.describes_gpus:
         driver_known = opts.driver is not None
         driver = parse_driver(opts.driver) if opts.driver is not None else None
@@ -221,7 +240,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
             os=os_name, arch=arch, python=python, driver=driver, driver_known=driver_known,
             gpus=tuple(gpus), gpus_known=gpus_known, jetson=opts.jetson,
             cuda_driver_max=detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
-            warnings=tuple(warnings),
+            warnings=tuple(warnings), macos=macos,
         )
 
     if os_name == "macos":
@@ -255,7 +274,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
         os=os_name, arch=arch, python=python, driver=driver, driver_known=reading.driver_known,
         gpus=tuple(gpus), gpus_known=reading.gpus_known, jetson=opts.jetson or detect.detect_jetson(),
         cuda_driver_max=reading.cuda_driver_max or detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
-        warnings=tuple(warnings), detected=True, **extras,
+        warnings=tuple(warnings), detected=True, macos=macos, **extras,
     )
 
 
@@ -266,6 +285,8 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
         "python": machine.python,
         "driver": machine.driver,
     }
+    if machine.macos:
+        out["macos"] = machine.macos
     if full:
         out["cuda_driver_max"] = machine.cuda_driver_max
     gpus = []

@@ -71,6 +71,10 @@ def candidates(
         if platform not in release.platforms:
             rejected.append(Rejection(FAMILY, release.version, None, "platform", f"no torch wheels for {platform}"))
             continue
+        too_old = _macos_too_old(release, machine)
+        if too_old:
+            rejected.append(Rejection(FAMILY, release.version, None, "platform", too_old))
+            continue
         options = []
         for variant in release.variants:
             if platform not in variant.platforms:
@@ -114,6 +118,16 @@ def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet
                 kept.append(str(item))
         public[name] = SpecifierSet(",".join(kept))
     return public, tags
+
+
+def _macos_too_old(release: TorchRelease, machine: Machine) -> Optional[str]:
+    """The wheels' macOS tag is a floor pip enforces: a Mac older than it gets no wheel."""
+    if machine.os != "macos" or not machine.macos or machine.platform is None:
+        return None
+    need = release.macos_min_by_python.get(machine.python or "") or release.macos_min.get(machine.platform)
+    if need and Version(machine.macos) < Version(need):
+        return f"its macOS wheels need macOS >= {need} (this Mac: {machine.macos})"
+    return None
 
 
 def _python_range(pythons: frozenset[str]) -> str:
@@ -164,7 +178,11 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         gpu_here = machine.driver is not None or not machine.driver_known
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
-        why = "CPU build (Metal/MPS on Apple silicon)" if on_mac else ("CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver")
+        if on_mac:
+            why = ("CPU build (Metal/MPS on Apple silicon)" if machine.arch == "aarch64"
+                   else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)")
+        else:
+            why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
         return ((0, 0), (f"{why}; {evidence_text(variant)}",), _reported(release, variant))
     if variant.kind == "rocm":
         return reject("accelerator", "ROCm build, for AMD GPUs")

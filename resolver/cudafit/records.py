@@ -135,6 +135,8 @@ class TorchRelease(NamedTuple):
     # CUDA builds the wheel's own arch table or a build matrix lists, but which were not published
     # (cu134 in 2.14: removed before release); maintainer scripts skip them.
     not_shipped: tuple[str, ...] = ()
+    macos_min: dict[str, str] = {}  # macOS platform -> oldest macOS its wheels install on (wheel tags); never mutated
+    macos_min_by_python: dict[str, str] = {}  # Python -> a newer minimum some Pythons' wheels need
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         if platform is None:
@@ -248,6 +250,7 @@ class Machine(NamedTuple):
     frameworks: tuple[dict, ...] = ()
     warnings: tuple[str, ...] = ()
     detected: bool = False  # the GPU side was read from this machine (an unknown driver did not answer)
+    macos: Optional[str] = None  # "14.5" on a Mac, where known
 
     @property
     def has_driver(self) -> bool:

@@ -97,7 +97,7 @@ def describe_machine(res: Resolution) -> str:
         driver = "driver did not answer" if m.detected else "driver not given"
     else:
         driver = f"driver {m.driver}" if m.driver else "no NVIDIA driver"
-    parts = [m.platform or "unknown platform", f"Python {m.python}" if m.python else "Python unknown", driver]
+    parts = [(m.platform or "unknown platform") + (f" (macOS {m.macos})" if m.macos else ""), f"Python {m.python}" if m.python else "Python unknown", driver]
     if gpus:
         parts.append(gpus)
     if m.jetson:
