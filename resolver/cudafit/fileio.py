@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
@@ -102,6 +101,8 @@ def write_atomic(path: Path, text: str) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     try:
+        import tempfile  # only when a file is written: it costs start-up time on every other run
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
