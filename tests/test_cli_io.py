@@ -259,3 +259,18 @@ def test_conda_commands_quote_the_name():
 def test_environment_yml_quotes_a_name_yaml_would_misread():
     out = cli(*RESOLVE, "--format", "environment.yml", "--name", "yes").stdout
     assert 'name: "yes"\n' in out
+
+
+def test_dev_stdout_redirected_to_a_file_keeps_what_came_before(tmp_path):
+    """-o /dev/stdout writes through the inherited descriptor: a redirected file keeps the lines
+    around it, in order (opening the path anew would truncate it or interleave the writes)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    cmd = (f'{{ echo before; "{sys.executable}" -m cudafit resolve "torch<2.9" --os linux --arch x86_64 --python 3.11 '
+           f'--driver 535.104.05 --gpu "NVIDIA GeForce RTX 3090" --format pip -o /dev/stdout; echo after; }} > "{out}"')
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().splitlines() == [
+        "before", "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128", "after"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Optional, Union
 
@@ -51,6 +52,17 @@ def _straight(name: str, st: Optional[os.stat_result]) -> bool:
     return os.path.abspath(name).startswith(_FD_LINK_PREFIXES)
 
 
+def _inherited_fd(name: str) -> Optional[int]:
+    """The descriptor /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names, else None."""
+    fixed = {"/dev/stdout": 1, "/dev/stderr": 2}
+    if name in fixed:
+        return fixed[name]
+    for prefix in ("/dev/fd/", "/proc/self/fd/"):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            return int(name[len(prefix):])
+    return None
+
+
 def check_output(path: PathLike) -> None:
     """Refuse a target `-o` must not write (a directory, a block device, a socket, a symlink to
     one of those) before any work is done."""
@@ -80,10 +92,24 @@ def write_output(path: PathLike, text: str) -> None:
     if not _straight(name, st):
         write_atomic(Path(name), text)
         return
+    fd = _inherited_fd(name)
+    if fd is not None:
+        # /dev/stdout and friends name a descriptor this process already holds: opening the path
+        # anew would start a second file offset (and truncate or interleave a redirected file),
+        # so the text goes through the descriptor itself, as a shell's `>&1` would.
+        try:
+            sys.stdout.flush()
+            data = text.encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+        except OSError as exc:
+            raise InputError(f"cannot write {name}: {exc.strerror}") from None
+        return
     try:
-        # "w" truncates, as the shell's `>` does; the close flushes, so it is inside the try too
-        # (/dev/full fails with ENOSPC only then).
-        with open(name, "w", encoding="utf-8", newline="\n") as fh:
+        # Append, never truncate: /dev/stdout redirected to a file already holds what came
+        # before (`{ echo a; cudafit ... -o /dev/stdout; } > f`), and a FIFO or device has nothing
+        # to truncate. The close flushes, so it is inside the try too (/dev/full fails only then).
+        with open(name, "a", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
     except OSError as exc:
         raise InputError(f"cannot write {name}: {exc.strerror}") from None
