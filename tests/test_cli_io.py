@@ -274,3 +274,13 @@ def test_dev_stdout_redirected_to_a_file_keeps_what_came_before(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().splitlines() == [
         "before", "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128", "after"]
+
+
+def test_conda_name_starting_with_a_dash_is_refused():
+    from click.testing import CliRunner
+    from cudafit.cli import main
+
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                                       "--driver", "none", "--format", "conda", "--name", "-flag"])
+    assert result.exit_code == 2
+    assert "starts with '-'" in result.stderr

@@ -65,3 +65,29 @@ def test_install_refuses_another_os_on_the_command_line():
                                        "--env", sys.executable, "--dry-run", "--driver", "566.36"])
     assert result.exit_code == 2
     assert "install runs on this machine" in result.stderr
+
+
+def test_install_states_what_the_answer_assumed(tmp_path):
+    import venv
+
+    env = tmp_path / "env"
+    venv.create(env, with_pip=False)
+    result = CliRunner().invoke(main, ["install", "torch", "--env", str(env), "--dry-run", "--format", "pip",
+                                       "--gpu", "NVIDIA GeForce RTX 3090"])
+    assert result.exit_code == 0, result.output
+    assert "cudafit: note: the driver is unknown" in result.stderr
+    assert "cudafit: warning: driver not given" in result.stderr
+
+
+def test_a_launcher_outside_an_environment_is_asked_for_its_prefix(tmp_path, monkeypatch):
+    from cudafit import detect
+
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", str(shims))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    assert detect.target_prefix() == Path(sys.prefix)

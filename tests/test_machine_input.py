@@ -199,3 +199,35 @@ def test_a_described_mac_never_reads_this_hosts_nvidia_smi(matrices):
 
     machine = build_machine(MachineOptions(os="macos", arch="arm64", python="3.12", macos="14.5"), matrices, reader=boom)
     assert machine.driver is None and machine.driver_known and machine.macos == "14.5"
+
+
+@pytest.mark.parametrize("cc", ["99.9", "8.60", "0.0", "9.9"])
+def test_compute_capability_no_gpu_has_is_exit_2(cc):
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                                       "--driver", "580.65.06", "--compute-capability", cc])
+    assert result.exit_code == 2, result.output
+    assert f"--compute-capability {cc!r}: no NVIDIA GPU has it" in result.stderr
+
+
+def test_python_as_python_prints_it():
+    assert check_python("3.12.1") == "3.12"
+
+
+def test_wsl_is_named_in_the_text():
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "wsl", "--arch", "x86_64", "--python", "3.12",
+                                       "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("machine: linux-x86_64 (WSL2), ")
+
+
+def test_a_detected_os_is_not_called_an_option(monkeypatch):
+    monkeypatch.setattr("cudafit.detect.detect_os", lambda: "linux")
+    result = CliRunner().invoke(main, ["resolve", "torch", "--macos", "14.5", "--python", "3.12", "--driver", "none"])
+    assert result.exit_code == 2
+    assert "--macos 14.5 with this machine's OS (linux; give --os to describe another)" in result.stderr
+
+
+def test_mac_without_version_says_what_the_wheels_need():
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "macos", "--arch", "arm64", "--python", "3.12"])
+    assert result.exit_code == 0
+    assert "the macOS version was not given (--macos): torch 2.15.0's wheels need macOS >= 14.0" in result.stdout

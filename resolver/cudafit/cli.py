@@ -243,6 +243,12 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_versi
         return 1
     commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run,
                               installer=fmt if fmt in ("pip", "uv") else None)
+    # What the answer assumed (an unknown driver) and what pip cannot bring (a system CUDA) must
+    # reach the person installing, as resolve shows it.
+    if res.by_driver_floor:
+        click.echo(f"cudafit: note: {res.notes[0]}", err=True)
+    for warning in res.warnings:
+        click.echo(f"cudafit: warning: {warning}", err=True)
     if dry_run:
         import shlex
 

@@ -255,7 +255,12 @@ def target_prefix() -> Optional[Path]:
     if exe is None:
         return None
     folder = Path(exe).parent
-    return folder.parent if folder.name in ("bin", "Scripts") else folder
+    if folder.name in ("bin", "Scripts"):
+        return folder.parent
+    # A launcher outside an environment (pyenv's shims, a wrapper script): ask the interpreter.
+    result = run_command([exe, "-c", "import sys; print(sys.prefix)"], TIMEOUT_S)
+    prefix = result.stdout.strip() if result.returncode == 0 else ""
+    return Path(prefix) if prefix else folder
 
 
 def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:

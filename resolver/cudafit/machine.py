@@ -17,7 +17,7 @@ from cudafit.records import GpuInfo, Machine, Matrices, parse_cc
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
 _DRIVER = re.compile(r"^\d{3,}\.\d+(\.\d+)?$")
-_PYTHON = re.compile(r"^(\d+)\.(\d+)$")
+_PYTHON = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")  # 3.12, or 3.12.1 as `python --version` prints it
 # How far past the data's newest driver branch a version is still taken as a real driver (NVIDIA
 # has numbered roughly 50-60 branches a year), and below its oldest one.
 _BRANCH_MARGIN = 100
@@ -188,13 +188,15 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
         if given:
             raise InputError(f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
                              "10.2); describe the machine without them, or give its real OS")
+    os_said = f"--os {os_name}" if opts.os else f"this machine's OS ({os_name}; give --os to describe another)"
+    arch_said = f"--arch {arch}" if opts.arch else f"this machine's arch ({arch}; give --arch to describe another)"
     if opts.macos and os_name != "macos":
-        raise InputError(f"--macos {opts.macos} with --os {os_name}: a macOS version describes a Mac")
+        raise InputError(f"--macos {opts.macos} with {os_said}: a macOS version describes a Mac")
     if opts.jetson:
         if os_name != "linux":
-            raise InputError(f"--jetson with --os {os_name}: Jetson boards run Linux (Jetson Linux, L4T)")
+            raise InputError(f"--jetson with {os_said}: Jetson boards run Linux (Jetson Linux, L4T)")
         if arch is not None and arch != "aarch64":
-            raise InputError(f"--jetson with --arch {arch}: Jetson boards are aarch64")
+            raise InputError(f"--jetson with {arch_said}: Jetson boards are aarch64")
 
 
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.read_driver) -> Machine:
@@ -226,9 +228,15 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
             gpus.append(GpuInfo(name=name, compute_capability=model.compute_capability))
         for text in opts.compute_capabilities:
             try:
-                gpus.append(GpuInfo(name=None, compute_capability=parse_cc(text)))
+                cc = parse_cc(text)
             except ValueError:
                 raise InputError(f"--compute-capability {text!r}: expected MAJOR.MINOR like 8.6") from None
+            if matrices.architecture(cc) is None:
+                # 99.9 or 8.60 (read as sm_860) is no GPU: answering it would invent kernels.
+                known = sorted({c for a in matrices.architectures for c in a.compute_capabilities})
+                raise InputError(f"--compute-capability {text!r}: no NVIDIA GPU has it; known: "
+                                 + ", ".join(f"{a}.{b}" for a, b in known))
+            gpus.append(GpuInfo(name=None, compute_capability=cc))
         gpus_known = bool(gpus) or (driver_known and driver is None)
         if driver_known and driver is None and gpus:
             warnings.append("--driver none with a GPU: no NVIDIA driver means no CUDA build can run")

@@ -179,11 +179,15 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
         if on_mac:
-            why = ("CPU build (Metal/MPS on Apple silicon)" if machine.arch == "aarch64"
+            why = ("CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)" if machine.arch == "aarch64"
                    else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)")
         else:
             why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
-        return ((0, 0), (f"{why}; {evidence_text(variant)}",), _reported(release, variant))
+        notes = _reported(release, variant)
+        need = release.macos_min.get(machine.platform or "")
+        if on_mac and not machine.macos and need:
+            notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
+        return ((0, 0), (f"{why}; {evidence_text(variant)}",), notes)
     if variant.kind == "rocm":
         return reject("accelerator", "ROCm build, for AMD GPUs")
     if variant.kind != "cuda":

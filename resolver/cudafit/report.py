@@ -50,7 +50,8 @@ def floors_text(res: Resolution) -> list[str]:
     width = max(len(a.driver_min) for a in res.by_driver_floor)
     lines = ["driver unknown: the newest set per driver floor (give --driver to pick):"]
     for a in res.by_driver_floor:
-        what = ", ".join(a.requirements) if a.ok else f"none: {a.cause}"
+        # A row's cause is a whole conflict line; its last part is the reason.
+        what = ", ".join(a.requirements) if a.ok else f"none: {a.cause.rsplit(': ', 1)[-1]}"
         mark = "  (this answer)" if a.chosen else ""
         lines.append(f"  driver >= {a.driver_min:<{width}}  CUDA {a.cuda_major}  {what}{mark}")
     return lines
@@ -97,7 +98,8 @@ def describe_machine(res: Resolution) -> str:
         driver = "driver did not answer" if m.detected else "driver not given"
     else:
         driver = f"driver {m.driver}" if m.driver else "no NVIDIA driver"
-    parts = [(m.platform or "unknown platform") + (f" (macOS {m.macos})" if m.macos else ""), f"Python {m.python}" if m.python else "Python unknown", driver]
+    where = (m.platform or "unknown platform") + (f" (macOS {m.macos})" if m.macos else "") + (" (WSL2)" if m.os == "wsl" else "")
+    parts = [where, f"Python {m.python}" if m.python else "Python unknown", driver]
     if gpus:
         parts.append(gpus)
     if m.jetson:

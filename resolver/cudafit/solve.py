@@ -171,14 +171,19 @@ def _per_driver_floor(specs: list[str], machine: Machine, matrices: Matrices, po
         results[major] = res
     if not results:
         return _resolve(specs, machine, matrices, policy)
-    if default not in results:
-        # The GPUs need a driver past the default major's range: the lowest major they can use.
-        default = min(results)
+    wanted = default
+    if default not in results or not results[default].ok:
+        # Nothing runs on the default major's drivers (a GPU or a spec that needs CUDA 13, say):
+        # the nearest major that has an answer, newer ones first.
+        order = sorted(results, key=lambda m: (m < default, abs(m - default)))
+        default = next((m for m in order if results[m].ok), default if default in results else order[0])
     chosen = results[default]
     answers = [a._replace(chosen=a.cuda_major == default) for a in answers]
     picked = next(a for a in answers if a.chosen)
+    why = ("the widest installed base" if default == wanted
+           else f"CUDA {wanted}, the widest installed base, has no set for this machine and spec")
     note = (f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
-            f"{picked.driver_min} (CUDA {default}, the widest installed base); give --driver to answer for yours "
+            f"{picked.driver_min} (CUDA {default}, {why}); give --driver to answer for yours "
             "(the newest set per driver floor is listed with the answer)")
     needs = rules.gpu_driver_needs(matrices, machine)
     return chosen._replace(machine=machine, notes=(note, *chosen.notes), by_driver_floor=tuple(answers),

@@ -36,6 +36,8 @@ def check_env_name(name: str) -> str:
         why = "conda names cannot contain " + ", ".join(repr(c) for c in bad)
     elif not name.isprintable():
         why = "it contains a control character"
+    elif name.startswith("-"):
+        why = "it starts with '-', which conda would read as an option"
     else:
         return name
     raise InputError(f"--name {name!r}: not a conda environment name: {why}")
