@@ -231,3 +231,8 @@ def test_mac_without_version_says_what_the_wheels_need():
     result = CliRunner().invoke(main, ["resolve", "torch", "--os", "macos", "--arch", "arm64", "--python", "3.12"])
     assert result.exit_code == 0
     assert "the macOS version was not given (--macos): torch 2.15.0's wheels need macOS >= 14.0" in result.stdout
+
+
+def test_apple_silicon_before_macos_11_is_exit_2():
+    result = CliRunner().invoke(main, ["resolve", "jax", "--os", "macos", "--arch", "arm64", "--python", "3.12", "--macos", "10.15"])
+    assert result.exit_code == 2 and "Apple silicon Macs run macOS 11 or later" in result.stderr

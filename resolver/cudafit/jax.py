@@ -43,6 +43,10 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         if platform not in release.platforms:
             reject("platform", f"no jaxlib wheels for {platform}")
             continue
+        too_old = rules.macos_too_old(release.macos_min, release.macos_min_by_python, machine)
+        if too_old:
+            reject("platform", too_old)
+            continue
         pythons = release.pythons(platform)
         if machine.python is not None and machine.python not in pythons:
             reject("python", f"no wheel for Python {machine.python}")

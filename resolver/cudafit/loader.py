@@ -545,8 +545,7 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
                 torchaudio=e.get("torchaudio", _companion, required=False),
                 conda_cuda=tuple(e.get("conda_cuda", _str_list, required=False, default=[])),
                 python_by_platform=e.get("python_by_platform", _python_map, required=False, default={}),
-                macos_min=e.get("macos_min", functools.partial(_macos_map, platforms=platforms), required=False, default={}),
-                macos_min_by_python=e.get("macos_min_by_python", _macos_by_python, required=False, default={}),
+                **_macos_fields(e, platforms),
                 pypi_variant=pypi_variant,
                 not_shipped=tuple(e.get("not_shipped", _cuda_tags, required=False, default=[])),
                 source=tuple(raw.get("source", ())),
@@ -606,6 +605,11 @@ def _torch_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[
             )
         )
     return out
+
+
+def _macos_fields(e: _Entry, platforms: frozenset[str]) -> dict[str, dict[str, str]]:
+    return {"macos_min": e.get("macos_min", functools.partial(_macos_map, platforms=platforms), required=False, default={}),
+            "macos_min_by_python": e.get("macos_min_by_python", _macos_by_python, required=False, default={})}
 
 
 def _macos_version(value: Any) -> str:
@@ -855,6 +859,7 @@ def _tensorflow_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> 
             python_by_platform=e.get("python_by_platform", _python_map, required=False),
             and_cuda_python=e.get("and_cuda_python", lambda v: frozenset(v) if v == [] else _pythons(v), required=False),
             cuda_wheels=cuda_wheels,
+            **_macos_fields(e, platforms),
         ))
         e.finish()
     if not out:
@@ -924,6 +929,7 @@ def _jax_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[Ja
             version=version, date=e.get("date", _date), jaxlib=e.get("jaxlib", _str, required=False),
             python=e.get("python", _pythons), platforms=platforms, extras=extras, cuda=tuple(flavours),
             python_by_platform=e.get("python_by_platform", _python_map, required=False),
+            **_macos_fields(e, platforms),
         ))
         e.finish()
     if not out:

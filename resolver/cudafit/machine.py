@@ -192,6 +192,8 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
     arch_said = f"--arch {arch}" if opts.arch else f"this machine's arch ({arch}; give --arch to describe another)"
     if opts.macos and os_name != "macos":
         raise InputError(f"--macos {opts.macos} with {os_said}: a macOS version describes a Mac")
+    if opts.macos and arch == "aarch64" and int(opts.macos.split(".")[0]) < 11:
+        raise InputError(f"--macos {opts.macos} with {arch_said}: Apple silicon Macs run macOS 11 or later")
     if opts.jetson:
         if os_name != "linux":
             raise InputError(f"--jetson with {os_said}: Jetson boards run Linux (Jetson Linux, L4T)")

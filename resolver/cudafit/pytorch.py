@@ -71,7 +71,7 @@ def candidates(
         if platform not in release.platforms:
             rejected.append(Rejection(FAMILY, release.version, None, "platform", f"no torch wheels for {platform}"))
             continue
-        too_old = _macos_too_old(release, machine)
+        too_old = rules.macos_too_old(release.macos_min, release.macos_min_by_python, machine)
         if too_old:
             rejected.append(Rejection(FAMILY, release.version, None, "platform", too_old))
             continue
@@ -118,16 +118,6 @@ def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet
                 kept.append(str(item))
         public[name] = SpecifierSet(",".join(kept))
     return public, tags
-
-
-def _macos_too_old(release: TorchRelease, machine: Machine) -> Optional[str]:
-    """The wheels' macOS tag is a floor pip enforces: a Mac older than it gets no wheel."""
-    if machine.os != "macos" or not machine.macos or machine.platform is None:
-        return None
-    need = release.macos_min_by_python.get(machine.python or "") or release.macos_min.get(machine.platform)
-    if need and Version(machine.macos) < Version(need):
-        return f"its macOS wheels need macOS >= {need} (this Mac: {machine.macos})"
-    return None
 
 
 def _python_range(pythons: frozenset[str]) -> str:

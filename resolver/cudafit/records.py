@@ -164,6 +164,8 @@ class TFRelease(NamedTuple):
     # Where [and-cuda] cannot install on a Python: the CUDA wheels it pins that still install and
     # suffice (TensorRT left out), pinned exactly, installed beside plain tensorflow.
     cuda_wheels: Optional[dict[str, str]] = None
+    macos_min: dict[str, str] = {}  # as TorchRelease.macos_min (never mutated)
+    macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         if platform is None:
@@ -197,6 +199,8 @@ class JaxRelease(NamedTuple):
     extras: tuple[str, ...]
     cuda: tuple[JaxCuda, ...]
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    macos_min: dict[str, str] = {}  # of the jaxlib wheels, as TorchRelease.macos_min (never mutated)
+    macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         if platform is None:

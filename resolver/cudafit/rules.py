@@ -108,6 +108,17 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
             f"servers and Jetson Thor{assumed}")
 
 
+def macos_too_old(macos_min: dict[str, str], by_python: dict[str, str], machine: Machine) -> Optional[str]:
+    """A wheel's macOS tag is a floor pip enforces: on an older Mac the release has no wheel.
+    (A platform fact, not a CUDA one, but every framework's macOS wheels carry it.)"""
+    if machine.os != "macos" or not machine.macos or machine.platform is None:
+        return None
+    need = by_python.get(machine.python or "") or macos_min.get(machine.platform)
+    if need and Version(machine.macos) < Version(need):
+        return f"its macOS wheels need macOS >= {need} (this Mac: {machine.macos})"
+    return None
+
+
 def gpus_first_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
     """The oldest driver branch every GPU's architecture is supported from, where known."""
     branches = [arch.first_driver for g in machine.gpus if g.compute_capability
