@@ -73,6 +73,25 @@ def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
     return found
 
 
+def macos_minimums(files: list[dict]) -> dict[str, dict[str, str]]:
+    """macOS platform -> CPython minor -> the oldest macOS its (non free-threaded) wheel installs on."""
+    found: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for item in files:
+        name = item["filename"]
+        if not name.endswith(".whl"):
+            continue
+        _, _, _, tags = parse_wheel_filename(name)
+        for tag in tags:
+            match = re.match(r"macosx_(\d+)_(\d+)_(arm64|x86_64)$", tag.platform)
+            if not match or not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
+                continue
+            platform = "macos-arm64" if match.group(3) == "arm64" else "macos-x86_64"
+            python = f"{tag.interpreter[2]}.{tag.interpreter[3:]}"
+            version = (int(match.group(1)), int(match.group(2)))
+            found[platform][python] = min(found[platform].get(python, version), version)
+    return {p: {py: f"{a}.{b}" for py, (a, b) in pythons.items()} for p, pythons in found.items()}
+
+
 class RangeNotSupported(RuntimeError):
     """The server answered a range request with something other than 206: reading on would fetch the whole file."""
 

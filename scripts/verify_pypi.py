@@ -26,6 +26,7 @@ from packaging.version import Version
 from pypi_wheels import (  # scripts/, next to this file
     cuda_requirements,
     linux_wheel,
+    macos_minimums,
     requirements,
     wheel_matrix,
 )
@@ -131,12 +132,25 @@ def check_wheels(package: str, table, wheel_version, suggest: bool) -> tuple[int
                       f"pypi={sorted(pythons, key=key)}")
                 problems += 1
             exact[platform] = sorted(pythons, key=key)
+        problems += compare_macos(name, release, macos_minimums(files))
         union = set().union(*actual.values()) if actual else set()
         if suggest and any(set(v) != union for v in exact.values()):
             table_text = ", ".join(f'{p} = [{", ".join(repr(v).replace(chr(39), chr(34)) for v in vs)}]'
                                    for p, vs in exact.items() if set(vs) != union)
             print(f"  suggest for {name}: python = {sorted(union, key=key)}; python_by_platform = {{ {table_text} }}")
     return problems, releases
+
+
+def compare_macos(name: str, release, actual: dict[str, dict[str, str]]) -> int:
+    """The data's macos_min (and macos_min_by_python) against the macOS tags of the wheels."""
+    problems = 0
+    for platform, pythons in sorted(actual.items()):
+        for python, need in sorted(pythons.items()):
+            data = release.macos_min_by_python.get(python) or release.macos_min.get(platform)
+            if data != need:
+                print(f"{name} {platform} Python {python}: macOS minimum data={data} pypi={need}")
+                problems += 1
+    return problems
 
 
 def missing_releases(package: str, table, releases: dict, folder: str) -> int:

@@ -397,3 +397,15 @@ def test_verify_pypi_reads_requirements_through_the_shared_helpers(pypi):
     assert verify_pypi.cuda_requirements(verify_pypi.requests.Session(), INDEX, wheel) == {
         k: str(read_wheels.SpecifierSet(v)) for k, v in PINS.items()}
     assert verify_pypi.linux_wheel(pypi_json()["releases"]["2.13.0"])["filename"].endswith("_x86_64.whl")
+
+
+def test_macos_minimums_per_python_from_wheel_tags():
+    files = [{"filename": name} for name in (
+        "torch-2.10.0-cp312-none-macosx_11_0_arm64.whl",
+        "torch-2.10.0-cp314-cp314-macosx_14_0_arm64.whl",
+        "torch-2.10.0-cp314-cp314t-macosx_15_0_arm64.whl",  # free-threaded: not a target
+        "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "torch-2.2.2-cp311-none-macosx_10_9_x86_64.whl",
+    )]
+    assert pypi_wheels.macos_minimums(files) == {"macos-arm64": {"3.12": "11.0", "3.14": "14.0"},
+                                                 "macos-x86_64": {"3.11": "10.9"}}
