@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+
 from cudafit import detect
 from cudafit.cli import main
 from cudafit.loader import data_dir

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from cudafit import __version__, fileio
 from cudafit.cli import main
 from cudafit.errors import InputError
@@ -278,6 +279,7 @@ def test_dev_stdout_redirected_to_a_file_keeps_what_came_before(tmp_path):
 
 def test_conda_name_starting_with_a_dash_is_refused():
     from click.testing import CliRunner
+
     from cudafit.cli import main
 
     result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from cudafit import detect
 from cudafit.errors import InputError
 from cudafit.records import GpuInfo

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cudafit.emit import FORMATS, EmitOptions, render
 from test_resolve_cases import run_case
+
+from cudafit.emit import FORMATS, EmitOptions, render
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -111,6 +112,7 @@ def test_uv_project_drops_only_unused_pytorch_indexes(matrices):
 def test_no_format_loses_the_conda_step(spec, machine):
     """Issue 7, item 15: a CUDA runtime pip cannot bring is named in every output form."""
     from click.testing import CliRunner
+
     from cudafit.cli import main
     from cudafit.emit import FORMATS
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from cudafit.cli import main
 from cudafit.errors import DataError
 from cudafit.loader import check, data_dir, load

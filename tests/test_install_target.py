@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from cudafit.cli import main
 from cudafit.errors import InputError
 from cudafit.install import Target, check_description, plan

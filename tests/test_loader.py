@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from cudafit.errors import DataError
 from cudafit.loader import data_dir, load
 

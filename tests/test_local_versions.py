@@ -4,11 +4,12 @@ versions do: torch==2.10.0 matches every build of 2.10.0, torch==2.10.0+cu128 on
 from __future__ import annotations
 
 import pytest
+from packaging.specifiers import SpecifierSet
+
+from cudafit.frameworks.pytorch import split_locals
 from cudafit.machine import MachineOptions, build_machine
-from cudafit.pytorch import split_locals
 from cudafit.records import Policy
 from cudafit.solve import explain, resolve
-from packaging.specifiers import SpecifierSet
 
 
 @pytest.mark.parametrize("specs, public, tags", [
@@ -72,6 +73,7 @@ def test_conflicts_lead_with_the_cause_and_json_keeps_every_rejection():
     import json
 
     from click.testing import CliRunner
+
     from cudafit.cli import main
 
     args = ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "560.35.03",

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+
 from cudafit.cli import main
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, match_gpus, suggest_gpus
@@ -157,6 +158,7 @@ def test_detect_json_gives_cuda_driver_max_for_a_described_driver():
 ])
 def test_contradictory_descriptions_are_exit_2(args, message):
     from click.testing import CliRunner
+
     from cudafit.cli import main
 
     result = CliRunner().invoke(main, ["resolve", "torch", "--python", "3.12", *args])
@@ -167,6 +169,7 @@ def test_contradictory_descriptions_are_exit_2(args, message):
 
 def test_macos_without_a_driver_is_fine():
     from click.testing import CliRunner
+
     from cudafit.cli import main
 
     result = CliRunner().invoke(main, ["resolve", "torch", "--python", "3.12", "--os", "macos", "--arch", "arm64", "--driver", "none"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cudafit.pins import clash, combined, satisfiable
 
 

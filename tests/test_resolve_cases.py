@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
 from cudafit.solve import resolve

@@ -1,7 +1,7 @@
 """The solver: a pure function of (data, machine, request) that returns an answer with reasons or a
 failure with causes. No I/O, no printing.
 
-Each framework family (torch with torchvision/torchaudio, tensorflow, jax) offers its runnable
+Each framework family (a provider in cudafit.frameworks; this module names none) offers its runnable
 builds best first, with a rejection for every build it ruled out. The joint step is a small
 constraint problem: builds of two families conflict when they need different CUDA majors (unless
 mixing is allowed), different cuDNN majors, or pins on a shared nvidia-* wheel that no version
@@ -14,7 +14,7 @@ then the best of the next that fits."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
@@ -22,23 +22,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudafit import evidence, jax, pins, pytorch, rules, tensorflow
+from cudafit import evidence, pins, rules
 from cudafit.errors import InputError
+from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN
 from cudafit.records import Candidate, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
-
-_MODULES = (pytorch, tensorflow, jax)
-FAMILIES: dict[str, tuple[str, Callable]] = {
-    name: (module.FAMILY, module.candidates) for module in _MODULES for name in module.MEMBERS
-}
-KNOWN = ", ".join(FAMILIES)
-
-
-def _extras_known(name: str, matrices: Optional[Matrices]) -> set[str]:
-    if name == "tensorflow":
-        return set(tensorflow.EXTRAS)
-    if name == "jax":
-        return jax.known_extras(matrices) if matrices is not None else set()
-    return set()
 
 
 def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
@@ -48,34 +35,34 @@ def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices]
     env = _marker_env(machine)
     families: dict[str, dict[str, SpecifierSet]] = {}
     extras: dict[str, frozenset[str]] = {}
-    for text in texts or ["torch"]:
+    for text in texts or [DEFAULT_SPEC]:
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
             raise InputError(f"spec {text!r}{_column(str(exc))}: not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
         name = canonicalize_name(req.name)
-        if name not in FAMILIES:
+        if name not in BY_MEMBER:
             raise InputError(f"spec {text!r}: unknown framework {req.name!r}; expected one of {KNOWN}")
         if req.url:
             raise InputError(f"spec {text!r}: a URL requirement names one file; cudafit picks among releases")
         wanted = {canonicalize_name(e) for e in req.extras}
-        known = {canonicalize_name(e) for e in _extras_known(name, matrices)}
+        provider = BY_MEMBER[name]
+        known = {canonicalize_name(e) for e in (provider.known_extras(matrices) if matrices is not None else ())}
         unknown = wanted - known
         if unknown:
             raise InputError(f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
                              + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)"))
         if req.marker is not None and not req.marker.evaluate(env):
             continue
-        family, _ = FAMILIES[name]
+        family = provider.FAMILY
         members = families.setdefault(family, {})
         members[name] = members.get(name, SpecifierSet()) & req.specifier
-        if family == "torch" and name != "torch":
-            members.setdefault("torch", SpecifierSet())
+        families[family] = provider.implied(members)
         if wanted:
             extras[family] = extras.get(family, frozenset()) | frozenset(wanted)  # PEP 685 normalised
-            if family == "jax" and len(extras[family]) > 1:
-                raise InputError(f"spec {text!r}: one CUDA flavour per environment; asked for "
-                                 f"{', '.join(sorted(extras[family]))}")
+            problem = provider.check_extras(extras[family])
+            if problem:
+                raise InputError(f"spec {text!r}: {problem}")
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     return families, extras
@@ -195,8 +182,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []
     for family, member_specs in families.items():
-        produce = FAMILIES[next(iter(member_specs))][1]
-        accepted, rejected = produce(member_specs, machine, matrices, policy, extras.get(family, frozenset()))
+        accepted, rejected = BY_FAMILY[family].candidates(member_specs, machine, matrices, policy, extras.get(family, frozenset()))
         offered.append((family, accepted))
         rejections.extend(rejected)
 
@@ -331,25 +317,20 @@ def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matric
     chosen builds, or the preference that put another build first."""
     name, sep, text = name_version.partition("==")
     name = canonicalize_name(name.strip())
-    if not sep or name not in FAMILIES:
+    if not sep or name not in BY_MEMBER:
         raise InputError(f"--why {name_version!r}: expected NAME==VERSION with NAME one of {KNOWN}")
     try:
         version = Version(text.strip())
     except InvalidVersion:
         raise InputError(f"--why {name_version!r}: {text!r} is not a version") from None
-    family = FAMILIES[name][0]
-    # A local label names one build (torch==2.14.1+cu126); the release is its public version.
+    family = BY_MEMBER[name].FAMILY
+    # A local label names one build (NAME==2.14.1+cu126); the release is its public version.
     tag = version.local
     version = Version(version.public)
     if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
         raise InputError(f"--why {name_version!r}: {family} is not among the specs resolved")
-    # A member's version (torchvision 0.20.1, jaxlib 0.4.36) names the family release(s) it pairs with.
-    if name in ("torchvision", "torchaudio"):
-        versions = [r.version for r in matrices.torch if getattr(r, name) == str(version)]
-    elif name == "jaxlib":
-        versions = [r.version for r in matrices.jax if r.jaxlib == str(version)]
-    else:
-        versions = [version]
+    # A member's version (a companion package's) names the family release(s) it pairs with.
+    versions = BY_MEMBER[name].pairs(name, version, matrices)
     if not versions:
         return [f"{name} {version} pairs with no {family} release in cudafit's data"]
     lines = []
@@ -423,7 +404,7 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
         mine = [r for r in rejections if r.family == family]
         if candidates and not any(r.constraint == "joint" for r in mine):
             continue
-        releases: tuple = {"torch": matrices.torch, "tensorflow": matrices.tensorflow, "jax": matrices.jax}[family]
+        releases = BY_FAMILY[family].releases(matrices)
         versions = [str(r.version) for r in releases]
         if not versions:
             out.append(f"data: cudafit's data has no {family} releases")

@@ -10,7 +10,10 @@ Preference: builds that bring their own CUDA through pip first, then the newest 
 
 from __future__ import annotations
 
+from typing import Optional
+
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from cudafit import rules
 from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
@@ -18,6 +21,26 @@ from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection,
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
 EXTRAS = {"and-cuda"}
+
+
+def known_extras(matrices: Matrices) -> set[str]:
+    return set(EXTRAS)
+
+
+def releases(matrices: Matrices) -> tuple[TFRelease, ...]:
+    return matrices.tensorflow
+
+
+def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
+    return member_specs
+
+
+def check_extras(extras: frozenset[str]) -> Optional[str]:
+    return None
+
+
+def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
+    return [version]  # tensorflow-cpu shares tensorflow's version
 
 
 def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):

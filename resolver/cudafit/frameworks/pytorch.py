@@ -22,6 +22,29 @@ FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
 
 
+def known_extras(matrices: Matrices) -> set[str]:
+    return set()
+
+
+def releases(matrices: Matrices) -> tuple[TorchRelease, ...]:
+    return matrices.torch
+
+
+def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
+    """torchvision and torchaudio are built against one torch: asking for them asks for it."""
+    return {"torch": SpecifierSet(), **member_specs}
+
+
+def check_extras(extras: frozenset[str]) -> Optional[str]:
+    return None
+
+
+def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
+    if member in ("torchvision", "torchaudio"):
+        return [r.version for r in matrices.torch if getattr(r, member) == str(version)]
+    return [version]
+
+
 def package_source(release: TorchRelease, variant: TorchVariant, platform: str, template: str) -> tuple[Optional[str], Optional[str]]:
     """(index_url, local tag) for a build: None index means PyPI.
 

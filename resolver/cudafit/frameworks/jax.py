@@ -7,8 +7,11 @@ highest CUDA the driver runs wins. Preference: the newest release, then the high
 
 from __future__ import annotations
 
+from typing import Optional
+
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from cudafit import rules
 from cudafit.records import Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
@@ -19,6 +22,27 @@ MEMBERS = ("jax", "jaxlib")
 
 def known_extras(matrices: Matrices) -> set[str]:
     return {extra for r in matrices.jax for extra in r.extras}
+
+
+def releases(matrices: Matrices) -> tuple[JaxRelease, ...]:
+    return matrices.jax
+
+
+def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
+    return member_specs
+
+
+def check_extras(extras: frozenset[str]) -> Optional[str]:
+    """Each CUDA extra is one flavour (cu12, cu13); one environment holds one."""
+    if len(extras) > 1:
+        return f"one CUDA flavour per environment; asked for {', '.join(sorted(extras))}"
+    return None
+
+
+def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
+    if member == "jaxlib":
+        return [r.version for r in matrices.jax if r.jaxlib == str(version)]
+    return [version]
 
 
 def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
