@@ -91,7 +91,7 @@ def scaled(matrices, factor: int):
         releases.sort(key=lambda r: r.version, reverse=True)
         return tuple(releases)
 
-    return matrices._replace(torch=grow(matrices.torch), tensorflow=grow(matrices.tensorflow), jax=grow(matrices.jax))
+    return matrices._replace(frameworks={family: grow(releases) for family, releases in matrices.frameworks.items()})
 
 
 def bench_solver(runs: int) -> list[tuple[int, int, float]]:

@@ -32,8 +32,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import requests
-from cudafit.errors import DataError
-from cudafit.loader import load
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -45,6 +43,9 @@ from pypi_wheels import (  # scripts/
     pick_wheel,
     wheel_url,
 )
+
+from cudafit.errors import DataError
+from cudafit.loader import load
 
 INDEX = "https://pypi.org/pypi/torch/json"
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64")

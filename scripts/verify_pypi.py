@@ -19,7 +19,6 @@ import argparse
 import sys
 
 import requests
-from cudafit.loader import load
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -30,6 +29,8 @@ from pypi_wheels import (  # scripts/, next to this file
     requirements,
     wheel_matrix,
 )
+
+from cudafit.loader import load
 
 
 def compare(label: str, data_pins: dict[str, str], actual: dict[str, str], wheel: dict) -> int:

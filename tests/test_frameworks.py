@@ -11,7 +11,7 @@ from cudafit import frameworks
 from cudafit.frameworks import BY_FAMILY, BY_MEMBER, PROVIDERS
 
 SOLVER = Path(frameworks.__file__).parent.parent / "solve.py"
-REQUIRED = ("FAMILY", "MEMBERS", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
+REQUIRED = ("FAMILY", "MEMBERS", "DATA_PREFIX", "read_file", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS, ids=[p.FAMILY for p in PROVIDERS])

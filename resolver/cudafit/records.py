@@ -214,12 +214,22 @@ class Matrices(NamedTuple):
     toolkits: dict[tuple[int, int], Toolkit]
     architectures: tuple[Architecture, ...]
     gpus: dict[str, GpuModel]  # normalised name (and alias) -> model
-    torch: tuple[TorchRelease, ...]  # newest first
     torch_index: str  # URL template with {variant}
-    tensorflow: tuple[TFRelease, ...] = ()  # newest first
-    jax: tuple[JaxRelease, ...] = ()  # newest first
+    frameworks: dict[str, tuple] = {}  # family -> its releases, newest first (each provider reads its own); never mutated
     jetpacks: tuple[JetPack, ...] = ()  # oldest first
     unknown_driver_major: int = 12  # with the driver unknown, answer for this CUDA major's floor (nvidia.toml)
+
+    @property
+    def torch(self) -> tuple[TorchRelease, ...]:
+        return self.frameworks.get("torch", ())
+
+    @property
+    def tensorflow(self) -> tuple[TFRelease, ...]:
+        return self.frameworks.get("tensorflow", ())
+
+    @property
+    def jax(self) -> tuple[JaxRelease, ...]:
+        return self.frameworks.get("jax", ())
 
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))

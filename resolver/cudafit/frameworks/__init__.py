@@ -4,6 +4,8 @@ formats are. The solver asks the registry; it names no framework.
 A provider module defines:
 - FAMILY (its family name, e.g. "torch") and MEMBERS (the distributions a spec may name, the
   family's own package first: torch, torchvision, torchaudio);
+- DATA_PREFIX (its files under matrices/, e.g. "pytorch/torch-") and read_file(file, doc,
+  toolkits, dates) -> its release records from one file (validated with cudafit.fields);
 - known_extras(matrices) -> set[str]: the extras a spec may ask for;
 - releases(matrices) -> the family's release records, newest first (each has .version);
 - implied(member_specs) -> member_specs: members a spec brings along (torchvision brings torch);

@@ -14,6 +14,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.frameworks.jax_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
 
 FAMILY = "jax"

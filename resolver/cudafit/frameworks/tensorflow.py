@@ -16,6 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.frameworks.tensorflow_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
 
 FAMILY = "tensorflow"
