@@ -32,7 +32,7 @@ class CoverageRow(NamedTuple):
 
 def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = None, *, holes_only: bool = False
                   ) -> list[CoverageRow]:
-    wanted = frameworks or ("torch", "tensorflow", "jax")
+    wanted = frameworks or ("torch", "tensorflow", "jax", "onnxruntime-gpu")
     rows: list[CoverageRow] = []
     if "torch" in wanted:
         rows += _torch(matrices)
@@ -40,6 +40,8 @@ def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = No
         rows += _tensorflow(matrices)
     if "jax" in wanted:
         rows += _jax(matrices)
+    if "onnxruntime-gpu" in wanted:
+        rows += _onnxruntime(matrices)
     return [r for r in rows if r.has_hole] if holes_only else rows
 
 
@@ -82,6 +84,17 @@ def _jax(matrices: Matrices) -> list[CoverageRow]:
                      "sass": _known(flavour.sass), "ptx": _known(flavour.ptx), "pins": _known(flavour.pins)}
             for platform in sorted(flavour.platforms):
                 rows.append(CoverageRow("jax", str(release.version), flavour.flavour, platform, facts, {}))
+    return rows
+
+
+def _onnxruntime(matrices: Matrices) -> list[CoverageRow]:
+    rows = []
+    for release in matrices.frameworks.get("onnxruntime-gpu", ()):
+        for build in release.builds:
+            facts = {fact: (build.evidence[fact].grade if fact in build.evidence else UNKNOWN) for fact in FACTS}
+            sources = {fact: ev.source for fact, ev in build.evidence.items() if fact in FACTS}
+            for platform in sorted(build.platforms):
+                rows.append(CoverageRow("onnxruntime-gpu", str(release.version), build.flavour, platform, facts, sources))
     return rows
 
 

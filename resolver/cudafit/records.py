@@ -208,6 +208,40 @@ class JaxRelease(NamedTuple):
         return (self.python_by_platform or {}).get(platform, self.python)
 
 
+class OrtBuild(NamedTuple):
+    """One CUDA build of an onnxruntime-gpu release (matrices/onnxruntime/)."""
+
+    package: str  # the distribution: onnxruntime-gpu
+    index_url: Optional[str]  # None: PyPI
+    flavour: str  # cu11 | cu12 | cu13
+    cuda: Optional[Version]  # the CUDA it was built with; None: unknown
+    cudnn: Optional[str]  # major.minor it was built with; None: unknown
+    extras: tuple[str, ...]  # the extras that bring nvidia-* wheels
+    pins: Optional[dict[str, str]]  # their Requires-Dist; None: unknown
+    platforms: frozenset[str]
+    sass: Optional[frozenset[CC]]
+    ptx: Optional[frozenset[CC]]
+    evidence: dict[str, Evidence] = {}  # never mutated
+
+    @property
+    def major(self) -> int:
+        return int(self.flavour.removeprefix("cu"))
+
+
+class OrtRelease(NamedTuple):
+    version: Version
+    date: str
+    python: frozenset[str]
+    platforms: frozenset[str]
+    builds: tuple[OrtBuild, ...]
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        if platform is None:
+            return self.python
+        return (self.python_by_platform or {}).get(platform, self.python)
+
+
 class Matrices(NamedTuple):
     data_date: str
     compat: dict[int, CompatFloor]

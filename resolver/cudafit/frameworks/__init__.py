@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cudafit.frameworks import jax, pytorch, tensorflow
+from cudafit.frameworks import jax, onnxruntime, pytorch, tensorflow
 
-PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax)  # the order of `--why` and of the docs
+PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax, onnxruntime)  # the order of `--why` and of the docs
 BY_MEMBER: dict[str, ModuleType] = {member: module for module in PROVIDERS for member in module.MEMBERS}
 BY_FAMILY: dict[str, ModuleType] = {module.FAMILY: module for module in PROVIDERS}
 KNOWN = ", ".join(BY_MEMBER)

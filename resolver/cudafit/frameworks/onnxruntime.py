@@ -1,0 +1,118 @@
+"""ONNX Runtime GPU (onnxruntime-gpu): the releases whose CUDA build runs here, best first.
+
+Each release publishes a CUDA build per flavour (cu12 on PyPI, cu11 or cu13 where the data says
+where they live); its `cuda`/`cudnn` extras bring the nvidia-* wheels, whose pins the joint solve
+intersects with the other frameworks' (the cuDNN major is where ONNX Runtime beside torch breaks).
+Preference: builds whose architecture list is known, then the newest release, then the highest
+CUDA the driver runs. onnxruntime-gpu has no CPU-only answer: without an NVIDIA GPU the answer is
+the `onnxruntime` package, which this provider does not resolve."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudafit import evidence, rules
+from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
+from cudafit.records import Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
+
+FAMILY = "onnxruntime-gpu"
+MEMBERS = ("onnxruntime-gpu",)
+
+
+def known_extras(matrices: Matrices) -> set[str]:
+    return {extra for r in releases(matrices) for b in r.builds for extra in b.extras}
+
+
+def releases(matrices: Matrices) -> tuple[OrtRelease, ...]:
+    return matrices.frameworks.get(FAMILY, ())
+
+
+def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
+    return member_specs
+
+
+def check_extras(extras: frozenset[str]) -> Optional[str]:
+    return None
+
+
+def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
+    return [version]
+
+
+def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy,
+               extras: frozenset[str] = frozenset()) -> tuple[list[Candidate], list[Rejection]]:
+    spec = specs.get(FAMILY, SpecifierSet())
+    platform = machine.platform
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    ranked: list[tuple[tuple, Candidate]] = []
+    rejected: list[Rejection] = []
+    for age, release in enumerate(releases(matrices)):
+        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: OrtRelease = release) -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+
+        if not spec.contains(release.version, prereleases=True):
+            reject("spec", f"does not satisfy {FAMILY}{spec}")
+            continue
+        if platform not in release.platforms:
+            reject("platform", f"no {FAMILY} wheels for {platform}")
+            continue
+        pythons = release.pythons(platform)
+        if machine.python is not None and machine.python not in pythons:
+            reject("python", f"no wheel for Python {machine.python} (has {_range(pythons)})")
+            continue
+        for build in release.builds:
+            if platform not in build.platforms:
+                continue
+            verdict = _judge(release, build, machine, matrices, policy, driver_problem)
+            if isinstance(verdict, Rejection):
+                rejected.append(verdict)
+                continue
+            tier, why, warnings = verdict
+            preference = -(build.cuda.minor if build.cuda else 0) - build.major * 1000
+            ranked.append(((tier, age, preference), _candidate(release, build, extras, why, warnings, machine)))
+    ranked.sort(key=lambda item: item[0])
+    return [c for _k, c in ranked], rejected
+
+
+def _range(pythons: frozenset[str]) -> str:
+    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
+
+
+def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Matrices, policy: Policy,
+           driver_problem: Optional[str]):
+    def reject(constraint: str, reason: str) -> Rejection:
+        return Rejection(FAMILY, release.version, build.flavour, constraint, reason)
+
+    if policy.cpu or machine.os == "macos" or (machine.driver_known and machine.driver is None):
+        return reject("accelerator", f"{FAMILY} is the CUDA build of ONNX Runtime; without an NVIDIA GPU use onnxruntime")
+    # With the build's CUDA unknown, its major decides the driver floor (minor-version compatibility).
+    cuda = build.cuda or Version(f"{build.major}.0")
+    verdict = rules.judge_cuda_build(matrices, machine, cuda, build.sass, build.ptx, policy.strict_driver, driver_problem)
+    if verdict.rejection:
+        return reject(*verdict.rejection)
+    warnings = list(verdict.warnings)
+    if build.cudnn is None:
+        warnings.append(f"cuDNN of {FAMILY} {release.version}+{build.flavour} is unknown in cudafit's data")
+    unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
+    tier = 2 if verdict.needs_jit else (1 if unverified else 0)
+    facts = evidence.describe(build.evidence)
+    why = (f"CUDA {build.cuda or f'{build.major}.x'} build; {verdict.reason}; {facts}",)
+    return tier, why, tuple(warnings)
+
+
+def _candidate(release: OrtRelease, build: OrtBuild, extras: frozenset[str], why: tuple[str, ...],
+               warnings: tuple[str, ...], machine: Machine) -> Candidate:
+    # The extras that bring the CUDA libraries as wheels, unless the spec chose its own.
+    chosen = tuple(sorted(extras)) if extras else build.extras
+    pin = PackagePin(build.package, str(release.version), None, build.flavour, build.index_url, extras=chosen)
+    return Candidate(
+        family=FAMILY, version=release.version, tag=build.flavour, kind="cuda", packages=(pin,),
+        cuda=str(build.cuda) if build.cuda else f"{build.major}", cudnn=build.cudnn,
+        pins=dict(build.pins or {}) if chosen else {}, pins_known=build.pins is not None or not chosen,
+        verified=build.sass is not None or not any(g.compute_capability for g in machine.gpus),
+        why=why, warnings=warnings, evidence=dict(build.evidence),
+    )
