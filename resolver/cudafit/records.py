@@ -215,7 +215,7 @@ class OrtBuild(NamedTuple):
     index_url: Optional[str]  # None: PyPI
     flavour: str  # cu11 | cu12 | cu13
     cuda: Optional[Version]  # the CUDA it was built with; None: unknown
-    cudnn: Optional[str]  # major.minor it was built with; None: unknown
+    cudnn: Optional[str]  # major.minor it was built with, or the major alone where only it is known; None: unknown
     extras: tuple[str, ...]  # the extras that bring nvidia-* wheels
     pins: Optional[dict[str, str]]  # their Requires-Dist; None: unknown
     platforms: frozenset[str]

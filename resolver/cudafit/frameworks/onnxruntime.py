@@ -99,6 +99,12 @@ def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Mat
         warnings.append(f"cuDNN of {FAMILY} {release.version}+{build.flavour} is unknown in cudafit's data")
     unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
     tier = 2 if verdict.needs_jit else (1 if unverified else 0)
+    if not build.extras:
+        # Before the cuda/cudnn extras (1.21) the wheel brings no CUDA libraries: the machine must
+        # have them, so a build that brings its own ranks first.
+        tier += 1
+        warnings.append(f"{FAMILY} {release.version} brings no CUDA libraries: CUDA {build.major}.x and cuDNN "
+                        f"{build.cudnn or 'unknown'} must be installed on the system")
     facts = evidence.describe(build.evidence)
     why = (f"CUDA {build.cuda or f'{build.major}.x'} build; {verdict.reason}; {facts}",)
     return tier, why, tuple(warnings)
