@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from cudafit import detect
-from cudafit.emit import install_groups
-from cudafit.emit.conda import channel_packages, cuda_from_conda
+from cudafit.emit import cuda_from_conda, install_groups
+from cudafit.emit.conda import channel_packages
 from cudafit.errors import InputError
 from cudafit.records import Resolution
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
 from cudafit.machine import machine_json
 from cudafit.records import Candidate, Resolution
@@ -67,25 +68,6 @@ def _evidence_json(candidate: Candidate, name: str) -> dict:
         ev = candidate.evidence.get(fact)
         out[fact] = {"grade": ev.grade, "source": list(ev.source)} if ev else {"grade": "unknown"}
     return {"evidence": out}
-
-
-def stack_versions(res: Resolution) -> tuple:
-    """The CUDA and cuDNN the set ends up with: the highest any chosen build asks for (pip
-    installs one runtime of each, new enough for all)."""
-    from packaging.version import Version
-
-    cudas = [c.cuda for c in res.candidates if c.cuda]
-    cudnns = [c.cudnn for c in res.candidates if c.cudnn]
-    cuda = max(cudas, key=Version) if cudas else None
-    cudnn = max(cudnns, key=Version) if cudnns else None
-    # A version every framework pins exactly is what pip installs, whatever the ranges allow.
-    for dist, spec in res.shared_pins.items():
-        exact = spec[2:] if spec.startswith("==") and "," not in spec else None
-        if exact and dist.startswith("nvidia-cuda-runtime"):
-            cuda = ".".join(exact.split(".")[:2])
-        elif exact and dist.startswith("nvidia-cudnn"):
-            cudnn = ".".join(exact.split(".")[:3])
-    return cuda, cudnn
 
 
 def describe_machine(res: Resolution) -> str:

@@ -10,7 +10,7 @@ from typing import Optional
 
 from packaging.version import Version
 
-from cudafit.emit import EmitOptions
+from cudafit.emit import EmitOptions, cuda_from_conda
 from cudafit.emit.pip import commands
 from cudafit.errors import InputError
 from cudafit.records import Candidate, Resolution
@@ -67,15 +67,6 @@ def channel_packages(resolution: Resolution) -> Optional[tuple[list[str], list[s
         # Before 1.13 the CUDA runtime came as cudatoolkit, partly from conda-forge.
         return pkgs + [f"cudatoolkit={torch.cuda}"], ["pytorch", "conda-forge"]
     return pkgs + [f"pytorch-cuda={torch.cuda}"], ["pytorch", "nvidia"]
-
-
-def cuda_from_conda(resolution: Resolution) -> Optional[tuple[list[str], str]]:
-    """(packages, channel) of the CUDA runtime a chosen build expects from conda (TensorFlow on
-    native Windows up to 2.10, TensorFlow 2.13's cudatoolkit), or None."""
-    for c in resolution.candidates:
-        if c.kind == "cuda" and c.conda:
-            return [f"cudatoolkit={c.conda['cudatoolkit']}", f"cudnn={c.conda['cudnn']}"], c.conda["channel"]
-    return None
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 import re
 
-from cudafit.emit import EmitOptions, header, install_groups
-from cudafit.emit.conda import channel_packages, check_env_name, cuda_from_conda
+from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
+from cudafit.emit.conda import channel_packages, check_env_name
 from cudafit.records import Resolution
 
 # A plain YAML scalar that reads back as this very string; anything else (`yes`, `null`, `1.0`,

@@ -2,13 +2,11 @@ from __future__ import annotations
 
 import shlex
 
-from cudafit.emit import EmitOptions, install_groups
+from cudafit.emit import EmitOptions, cuda_from_conda, install_groups
 from cudafit.records import Resolution
 
 
 def commands(resolution: Resolution, installer: str = "pip install") -> list[str]:
-    from cudafit.emit.conda import cuda_from_conda
-
     lines = []
     runtime = cuda_from_conda(resolution)
     if runtime is not None:

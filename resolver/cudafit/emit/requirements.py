@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from cudafit.emit import EmitOptions, header, install_groups
-from cudafit.emit.conda import cuda_from_conda
+from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
 from cudafit.records import Resolution
 
 

@@ -11,8 +11,7 @@ import tomli_w
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from cudafit.emit import EmitOptions, header
-from cudafit.emit.conda import cuda_from_conda
+from cudafit.emit import EmitOptions, cuda_from_conda, header
 from cudafit.errors import InputError
 from cudafit.records import Resolution
 
