@@ -86,3 +86,14 @@ def test_conflicts_lead_with_the_cause_and_json_keeps_every_rejection():
     data = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
     assert len(data["rejected"]) > 100
     assert {r["constraint"] for r in data["rejected"]} >= {"driver", "python"}
+
+
+@pytest.mark.parametrize("specs, expected", [
+    (["torch==9.9"], "spec: no torch release in cudafit's data"),
+    (["torchvision==9.9"], "spec: no torch release in cudafit's data"),
+    (["jax", "jaxlib==99"], "spec: no jax release in cudafit's data"),
+])
+def test_no_release_matches_the_spec(matrices, specs, expected):
+    res = _resolve(matrices, *specs)
+    assert not res.ok
+    assert any(c.startswith(expected) for c in res.conflicts), res.conflicts

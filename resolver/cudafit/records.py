@@ -342,6 +342,11 @@ class PackagePin(NamedTuple):
         return f"{self.name}{extras}=={full}"
 
 
+# Rejection causes the solver acts on (the wording stays in `reason`; nothing reads that text).
+VERSION_SPEC = "version-spec"  # the release's version does not satisfy the spec
+CPU_BESIDE_GPU = "cpu-beside-gpu"  # a CPU build exists, but a GPU is here: --cpu would take it
+
+
 class Rejection(NamedTuple):
     family: str  # "torch"
     version: Version
@@ -349,6 +354,7 @@ class Rejection(NamedTuple):
     constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint
     reason: str
     evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
+    cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, or "" (read the constraint)
 
     @property
     def build(self) -> str:

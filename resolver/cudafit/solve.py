@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit import evidence, pins, rules
 from cudafit.errors import InputError
 from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN
-from cudafit.records import Candidate, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 
 def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
@@ -409,7 +409,7 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
         if not versions:
             out.append(f"data: cudafit's data has no {family} releases")
             continue
-        if not candidates and mine and all(r.constraint == "spec" and "does not satisfy" in r.reason for r in mine):
+        if not candidates and mine and all(r.cause == VERSION_SPEC for r in mine):
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
             out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
             continue
@@ -447,7 +447,7 @@ def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrice
             span = str(releases_hit[0]) if len(releases_hit) == 1 else f"{releases_hit[0]} to {releases_hit[-1]}"
             target = f"Python {python_version}" if python_version else "this Python"
             out.append(f"python: {family} {span} ({len(python)} builds): no wheel for {target}")
-        if not policy.cpu and any(r.constraint == "accelerator" and "--cpu" in r.reason for r in mine):
+        if not policy.cpu and any(r.cause == CPU_BESIDE_GPU for r in mine):
             out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
     if not out:
         out.append("no combination of the frameworks' builds can share one environment")

@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from cudafit import rules
 from cudafit.frameworks.jax_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
@@ -56,14 +56,14 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(matrices.jax):
-        def reject(constraint: str, reason: str, tag=None, release=release) -> None:
-            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+        def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy jax{spec}")
+            reject("spec", f"does not satisfy jax{spec}", cause=VERSION_SPEC)
             continue
         if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
-            reject("spec", f"pairs with jaxlib {release.jaxlib}, which does not satisfy jaxlib{jaxlib_spec}")
+            reject("spec", f"pairs with jaxlib {release.jaxlib}, which does not satisfy jaxlib{jaxlib_spec}", cause=VERSION_SPEC)
             continue
         if platform not in release.platforms:
             reject("platform", f"no jaxlib wheels for {platform}")
@@ -85,7 +85,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) "
                              "or the CPU build (--cpu)", "cpu")
             elif gpu_here and not policy.cpu and machine.os != "macos":
-                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu")
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue

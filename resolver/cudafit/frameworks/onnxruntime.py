@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
+from cudafit.records import VERSION_SPEC, Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
@@ -50,11 +50,11 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     for age, release in enumerate(releases(matrices)):
-        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: OrtRelease = release) -> None:
-            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: OrtRelease = release, cause: str = "") -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy {FAMILY}{spec}")
+            reject("spec", f"does not satisfy {FAMILY}{spec}", cause=VERSION_SPEC)
             continue
         if platform not in release.platforms:
             reject("platform", f"no {FAMILY} wheels for {platform}")

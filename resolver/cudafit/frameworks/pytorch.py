@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.pytorch_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -86,11 +86,11 @@ def candidates(
         return [], rejected
     for age, release in enumerate(matrices.torch):  # newest first
         if not public.get("torch", SpecifierSet()).contains(release.version, prereleases=True):
-            rejected.append(Rejection(FAMILY, release.version, None, "spec", f"does not satisfy torch{torch_spec}"))
+            rejected.append(Rejection(FAMILY, release.version, None, "spec", f"does not satisfy torch{torch_spec}", cause=VERSION_SPEC))
             continue
         companion_problem = _companions(release, public)
         if companion_problem:
-            rejected.append(Rejection(FAMILY, release.version, None, "spec", companion_problem))
+            rejected.append(Rejection(FAMILY, release.version, None, "spec", companion_problem, cause=VERSION_SPEC))
             continue
         if platform not in release.platforms:
             rejected.append(Rejection(FAMILY, release.version, None, "platform", f"no torch wheels for {platform}"))
@@ -183,15 +183,15 @@ def _known_siblings(matrices: Matrices, variant: TorchVariant, platform: Optiona
 
 def _judge(release, variant, machine, matrices, policy, driver_problem, siblings):
     """Either a Rejection or ((sort key), why, warnings)."""
-    def reject(constraint: str, reason: str, evidence: str = "") -> Rejection:
-        return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence)
+    def reject(constraint: str, reason: str, evidence: str = "", cause: str = "") -> Rejection:
+        return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause)
 
     on_mac = machine.os == "macos"
     if variant.kind == "cpu":
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
         gpu_here = machine.driver is not None or not machine.driver_known
         if gpu_here and not policy.cpu and not on_mac:
-            return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)")
+            return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)", cause=CPU_BESIDE_GPU)
         if on_mac:
             why = ("CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)" if machine.arch == "aarch64"
                    else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)")

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from cudafit import rules
 from cudafit.frameworks.tensorflow_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
@@ -53,11 +53,11 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(matrices.tensorflow):
-        def reject(constraint: str, reason: str, tag=None, release=release) -> None:
-            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason))
+        def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
+            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy tensorflow{spec}")
+            reject("spec", f"does not satisfy tensorflow{spec}", cause=VERSION_SPEC)
             continue
         if platform not in release.platforms:
             reject("platform", f"no tensorflow wheels for {platform}")
@@ -72,7 +72,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             continue
         if cpu or not gpu_here or machine.os == "macos":
             if gpu_here and not cpu and machine.os != "macos":
-                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu")
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
                 continue
             ranked.append(((0, age), _cpu(release, machine, "tensorflow-cpu" in specs)))
             continue
