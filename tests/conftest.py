@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import sys
 import textwrap
@@ -13,13 +14,28 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(scope="session")
+def _shared_cache(tmp_path_factory):
+    """One data cache for the whole run: its key follows the data and code, so every test still
+    sees its own data, and each CLI test no longer re-parses the matrices (~120 ms)."""
+    return tmp_path_factory.mktemp("cudafit-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path_factory, monkeypatch):
+def _isolated(tmp_path_factory, monkeypatch, _shared_cache):
     """No test reaches the network or the real home directory."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(home / ".cache" / "cudafit"))
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(_shared_cache))
+
+    def no_network(self, *args, **kwargs):
+        raise AssertionError(f"a test tried to open a network connection to {args[0] if args else '?'}")
+
+    # requests is mocked by `responses` below; this catches every other client, and a script
+    # that forgot to go through requests.
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket.socket, "connect_ex", no_network)
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDAFIT_DATA_DIR", "CUDAFIT_NO_CACHE"):
         monkeypatch.delenv(var, raising=False)
     with responses.RequestsMock(assert_all_requests_are_fired=False):

@@ -99,14 +99,25 @@ def test_broken_data_is_rejected_precisely(tmp_path, file, old, new, message):
     assert message in str(info.value)
 
 
-def test_duplicate_release_across_files(tmp_path):
+def test_a_file_named_for_another_line_is_rejected(tmp_path):
     copy = tmp_path / "m"
     shutil.copytree(DATA, copy)
-    text = (copy / "pytorch" / "torch-2.5.toml").read_text()
-    (copy / "pytorch" / "torch-2.5.toml").write_text(text)
     (copy / "pytorch" / "torch-2.4.toml").unlink()
     shutil.copy(copy / "pytorch" / "torch-2.5.toml", copy / "pytorch" / "torch-2.4.toml")
     with pytest.raises(DataError, match="torch-2.4.toml: top level: field 'line'"):
+        load(copy, use_cache=False)
+
+
+def test_a_release_listed_twice_is_rejected(tmp_path):
+    """A release belongs to the file of its line, so a duplicate can only sit in one file."""
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    path = copy / "pytorch" / "torch-2.5.toml"
+    text = path.read_text()
+    first = text.index("[[release]]")
+    second = text.index("[[release]]", first + 1)
+    path.write_text(text[:second] + text[first:second] + text[second:])
+    with pytest.raises(DataError, match="torch-2.5.toml: a torch release is listed twice"):
         load(copy, use_cache=False)
 
 
@@ -129,3 +140,12 @@ def test_every_entry_names_a_source():
             if isinstance(value, list) and all(isinstance(v, dict) for v in value):
                 for i, entry in enumerate(value, 1):
                     assert entry.get("source"), f"{path.name}: [[{key}]] #{i} has no source"
+
+
+def test_caches_of_two_data_folders_live_side_by_side(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    load()
+    load(copy)
+    assert len(list((tmp_path / "cache").glob("matrices-*.pickle"))) == 2

@@ -78,7 +78,9 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:
-        cache_file = cache / f"matrices-{_cache_key(root, files)}.pickle"
+        # One cache per data folder (an updated copy, a test's copy, another install), each
+        # replacing only its own stale entries.
+        cache_file = cache / f"matrices-{_root_key(root)}-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
                 cached = pickle.load(fh)
@@ -102,12 +104,19 @@ def _read_all(files: list[Path]) -> list[bytes]:
     return blobs
 
 
+def _root_key(root: Path) -> str:
+    return f"{zlib.crc32(str(root.resolve()).encode()):08x}"
+
+
 def _cache_key(root: Path, files: list[Path]) -> str:
     """What the built record depends on, as Python's own bytecode cache does it: each file's name,
     size and modification time (no file is read), cudafit's version and the interpreter's. The
     code that shapes the record counts too: the loader, the record types, the GPU-name keys."""
     here = Path(__file__)
-    parts = [__version__, sys.version]
+    import packaging
+
+    # The pickle holds packaging's Version objects: another packaging may not read them back.
+    parts = [__version__, sys.version, packaging.__version__]
     readers = [Path(p.read_file.__code__.co_filename) for p in PROVIDERS]
     for path in [*files, *(here.with_name(n) for n in ("loader.py", "records.py", "gpus.py", "fields.py")), *readers]:
         try:
@@ -122,7 +131,7 @@ def _cache_key(root: Path, files: list[Path]) -> str:
 def _write_cache(cache_file: Path, matrices: Matrices) -> None:
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        for old in cache_file.parent.glob("matrices-*.pickle"):
+        for old in cache_file.parent.glob(f"matrices-{cache_file.name.split('-')[1]}-*.pickle"):
             old.unlink(missing_ok=True)
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(pickle.dumps(matrices, protocol=pickle.HIGHEST_PROTOCOL))
