@@ -286,3 +286,19 @@ def test_conda_name_starting_with_a_dash_is_refused():
                                        "--driver", "none", "--format", "conda", "--name", "-flag"])
     assert result.exit_code == 2
     assert "starts with '-'" in result.stderr
+
+
+def test_run_takes_argv_and_returns_the_exit_code(capsys):
+    from cudafit.cli import run
+
+    machine = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05",
+               "--gpu", "NVIDIA GeForce RTX 3090"]
+    assert run(["resolve", "torch", *machine, "--format", "pip"]) == 0
+    assert capsys.readouterr().out.startswith("pip install --index-url https://download.pytorch.org/whl/cu126 ")
+    assert run(["resolve", "torch==9.9", *machine]) == 1
+    capsys.readouterr()
+    assert run(["resolve", "--format", "yaml"]) == 2
+    assert run(["resolve", "torch", "--os", "solaris"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("cudafit: error:") == 2 and "Traceback" not in err
+    assert run(["--version"]) == 0

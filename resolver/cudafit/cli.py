@@ -28,29 +28,17 @@ def _machine_options(func):
         click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
         click.option("--macos", "macos_version", metavar="X.Y", help="The macOS version (wheels carry a minimum macOS)."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def _opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version=None, extras=False) -> MachineOptions:
-    return MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
-                          arch=arch, python=python, jetson=jetson, macos=macos_version, detect_extras=extras)
-
-
-def _guard(func):
-    """One place turns user errors into a message and exit 2; a bug keeps its traceback."""
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            code = func(*args, **kwargs)
-        except CudafitError as exc:
-            click.echo(f"cudafit: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        sys.exit(code or 0)
+    def collect(*args, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, **kwargs):
+        # The description becomes one plain object, so a command takes the machine as one value.
+        described = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
+                                   arch=arch, python=python, jetson=jetson, macos=macos_version)
+        return func(*args, described=described, **kwargs)
 
-    return wrapper
+    for option in reversed(options):
+        collect = option(collect)
+    return collect
 
 
 def _usage_line(exc: click.ClickException) -> str:
@@ -62,26 +50,35 @@ def _usage_line(exc: click.ClickException) -> str:
     return message
 
 
+def run(argv: Optional[list[str]] = None) -> int:
+    """The command line as a function: arguments in, exit code out. The one place that turns every
+    failure into the contract's form: a user error (bad input, or click's usage errors, which click
+    itself prints on four lines) is one line on stderr and its code; Ctrl-C is 130, as a shell
+    reports SIGINT, with no traceback. A bug is not caught: it keeps its traceback."""
+    try:
+        result = main.main(args=argv, prog_name="cudafit", standalone_mode=False)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:
+        exc.show()  # `cudafit` alone: the help, as click prints it
+        return exc.exit_code
+    except click.ClickException as exc:
+        click.echo(f"cudafit: error: {_usage_line(exc)}", err=True)
+        return 2
+    except CudafitError as exc:
+        click.echo(f"cudafit: error: {exc}", err=True)
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        return 130
+    return result if isinstance(result, int) else 0
+
+
 class _Cli(click.Group):
-    """click's own errors in the contract's form (click prints usage, a hint and the error on four
-    lines): one line on stderr, exit 2. Ctrl-C is exit 130, as a shell reports SIGINT, with no
-    traceback (click has already closed the ^C line)."""
+    """Called as a program (the console script, `python -m cudafit`, a test runner), the group
+    exits with `run`'s code; `run` itself calls it in click's non-standalone mode."""
 
     def main(self, *args, **kwargs):  # type: ignore[override]
         if not kwargs.get("standalone_mode", True):
             return super().main(*args, **kwargs)
-        kwargs["standalone_mode"] = False
-        try:
-            code = super().main(*args, **kwargs)
-        except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:
-            exc.show()  # `cudafit` alone: the help, as click prints it
-            sys.exit(exc.exit_code)
-        except click.ClickException as exc:
-            click.echo(f"cudafit: error: {_usage_line(exc)}", err=True)
-            sys.exit(2)
-        except (click.Abort, KeyboardInterrupt):
-            sys.exit(130)
-        sys.exit(code if isinstance(code, int) else 0)
+        sys.exit(run(kwargs.get("args", args[0] if args else None)))
 
 
 @click.group(name="cudafit", cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -116,8 +113,7 @@ def _load():
 @click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
 @click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
-@_guard
-def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, as_json, fmt, output, strict_driver, cpu,
+def resolve(specs, described: MachineOptions, as_json, fmt, output, strict_driver, cpu,
             mixed_cuda, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio
@@ -143,7 +139,7 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_versi
             click.echo(f"wrote {output}", err=True)
 
     matrices = _load()
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version), matrices)
+    machine = build_machine(described, matrices)
     policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
     res = solve(list(specs), machine, matrices, policy)
     if why_not:
@@ -177,13 +173,12 @@ def resolve(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_versi
 @main.command()
 @_machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@_guard
-def detect(driver, gpus, ccs, os_name, arch, python, jetson, macos_version, as_json):
+def detect(described: MachineOptions, as_json):
     """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
     from cudafit.machine import build_machine, machine_json
 
     matrices = _load()
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version, extras=True), matrices)
+    machine = build_machine(described._replace(detect_extras=True), matrices)
     data = machine_json(machine, full=True)
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -216,27 +211,24 @@ def detect(driver, gpus, ccs, os_name, arch, python, jetson, macos_version, as_j
 @click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver.")
 @click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
 @click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
-@_guard
-def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
+def install(specs, described: MachineOptions, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
+    import platform
+
     from cudafit import install as installer
-    from cudafit.detect import interpreter_version
-    from cudafit.machine import build_machine
+    from cudafit.detect import detect_os, interpreter_version, normalize_arch
+    from cudafit.machine import build_machine, check_arch, check_os
     from cudafit.records import Policy
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve
 
     matrices = _load()
     target = installer.find_target(env)
-    import platform
-
-    from cudafit.detect import detect_os, normalize_arch
-    from cudafit.machine import check_arch, check_os
-
-    python = installer.check_description(target, interpreter_version(target.python), python,
-                                         check_os(os_name) if os_name else None, check_arch(arch) if arch else None,
+    python = installer.check_description(target, interpreter_version(target.python), described.python,
+                                         check_os(described.os) if described.os else None,
+                                         check_arch(described.arch) if described.arch else None,
                                          detect_os(), normalize_arch(platform.machine()))
-    machine = build_machine(_opts(driver, gpus, ccs, os_name, arch, python, jetson, macos_version), matrices)
+    machine = build_machine(described._replace(python=python), matrices)
     res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
@@ -269,7 +261,6 @@ def install(specs, driver, gpus, ccs, os_name, arch, python, jetson, macos_versi
 @main.command("gpus")
 @click.argument("pattern", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-@_guard
 def gpus_command(pattern: Optional[str], as_json: bool):
     """List the GPUs cudafit knows (name as nvidia-smi prints it, compute capability, architecture,
     memory); PATTERN: a case-insensitive substring or a glob ('*RTX 30*'). Exit 1 when none match."""
@@ -300,7 +291,6 @@ def data() -> None:
 
 @data.command("check")
 @click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
-@_guard
 def data_check(folder: Optional[Path]):
     """Load and validate every data file; exit 2 naming file, entry and field of each problem."""
     from cudafit.loader import check, data_dir
@@ -322,7 +312,6 @@ def data_check(folder: Optional[Path]):
 @click.option("--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu"]),
               help="Only this framework (repeatable).")
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")
-@_guard
 def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool):
     """Which facts are known per framework, release, variant and platform, and their evidence grade."""
     from cudafit.coverage import coverage_json, coverage_rows, coverage_text
