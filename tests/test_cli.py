@@ -346,3 +346,21 @@ def test_why_maps_companion_versions_and_exits_1_without_a_set():
 def test_two_cuda_flavours_is_an_input_error():
     result = cli("resolve", "jax[cuda12,cuda13]", *H100)
     assert result.exit_code == 2 and "one CUDA flavour per environment" in result.stderr
+
+
+def test_default_text_output_of_resolve():
+    result = cli("resolve", "torch<2.9", *LINUX_3090)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "machine: linux-x86_64, Python 3.11, driver 535.104.05, NVIDIA GeForce RTX 3090 (sm_86)"
+    assert lines[1] == "chosen: torch==2.8.0+cu128  (CUDA 12.8, cuDNN 9.10.2)"
+    assert lines[2:4] == ["install:", "  pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128"]
+    assert lines[4] == "why:" and lines[5].startswith("  - chose torch 2.8.0+cu128: the newest release matching 'torch<2.9'")
+
+
+def test_default_text_output_of_detect(fake_smi):
+    fake_smi("rtx3090-535")
+    result = cli("detect", "--os", "linux", "--arch", "x86_64", "--python", "3.12")
+    assert result.exit_code == 0, result.output
+    assert "driver:  535" in result.stdout
+    assert "gpu:     NVIDIA GeForce RTX 3090 (compute capability 8.6" in result.stdout

@@ -92,3 +92,25 @@ def test_a_launcher_outside_an_environment_is_asked_for_its_prefix(tmp_path, mon
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     monkeypatch.delenv("CONDA_PREFIX", raising=False)
     assert detect.target_prefix() == Path(sys.prefix)
+
+
+def test_install_conda_route_into_a_conda_environment(tmp_path, monkeypatch):
+    """torch 2.5 and older had CUDA builds on the pytorch channel: --format conda installs them
+    with conda into a conda environment (conda-meta marks one)."""
+    env = tmp_path / "conda-env"
+    (env / "bin").mkdir(parents=True)
+    (env / "conda-meta").mkdir()
+    python = env / "bin" / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    conda = bindir / "conda"
+    conda.write_text("#!/bin/sh\nexit 0\n")
+    conda.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    result = CliRunner().invoke(main, ["install", "torch<2.6", "--env", str(env), "--dry-run", "--format", "conda",
+                                       "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 4090"])
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{conda} install -y -p {env} pytorch==2.5.1 ") and "pytorch-cuda=12.4 -c pytorch -c nvidia" in first
