@@ -17,7 +17,7 @@ from cudafit.errors import DataError
 from cudafit.loader import check, data_dir, load
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import explain, resolve
+from cudafit.solve import resolve, why_not
 
 LINE = '''schema = 1
 data_date = "2026-11-30"
@@ -171,7 +171,7 @@ def test_declared_list_decides_and_says_so(line_dir):
     res, matrices = solve(line_dir, "Tesla V100-SXM2-16GB")
     assert [p.requirement for p in res.packages] == ["torch==9.9.0+cu126"]
     assert any("passed over torch 9.9.1+cu128" in n for n in res.notes), res.notes
-    why = explain("torch==9.9.1", res, Policy(), matrices)
+    why = why_not("torch==9.9.1", res, matrices)
     assert any("9.9.1+cu126: no kernel image" in line and "[SASS list declared, PTX list declared]" in line
                and "declared (build)" in line for line in why), why
 

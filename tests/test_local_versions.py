@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from cudafit.frameworks.pytorch import split_locals
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import explain, resolve
+from cudafit.solve import resolve, why_not
 
 
 @pytest.mark.parametrize("specs, public, tags", [
@@ -38,10 +38,10 @@ def test_two_different_builds_named_is_a_conflict(matrices):
 
 def test_why_accepts_a_local_version(matrices):
     res = _resolve(matrices, "torch")
-    lines = explain("torch==2.14.1+cu130", res, Policy(), matrices)
+    lines = why_not("torch==2.14.1+cu130", res, matrices)
     assert lines == ["torch 2.14.1+cu130: driver 535.104.05 < 580 (CUDA 13.x minor-version compatibility floor)"]
-    assert explain("torch==2.14.1+cu126", res, Policy(), matrices)[0].startswith("torch 2.14.1+cu126 is part of the answer")
-    assert explain("torch==2.14.1+cu999", res, Policy(), matrices) == ["torch 2.14.1+cu999 is not in cudafit's data for this platform"]
+    assert why_not("torch==2.14.1+cu126", res, matrices)[0].startswith("torch 2.14.1+cu126 is part of the answer")
+    assert why_not("torch==2.14.1+cu999", res, matrices) == ["torch 2.14.1+cu999 is not in cudafit's data for this platform"]
 
 
 def test_unknown_driver_answers_per_floor(matrices):

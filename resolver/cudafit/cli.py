@@ -143,11 +143,11 @@ def resolve(specs, described: MachineOptions, as_json, fmt, output, strict_drive
     policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
     res = solve(list(specs), machine, matrices, policy)
     if why_not:
-        from cudafit.solve import explain
+        from cudafit.solve import why_not as explain_why_not
 
         if fmt is not None:
             raise click.UsageError("--why prints an explanation; it does not combine with --format")
-        lines = explain(why_not, res, policy, matrices)
+        lines = explain_why_not(why_not, res, matrices)
         if as_json:
             put(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2) + "\n")
         else:

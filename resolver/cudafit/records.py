@@ -365,6 +365,28 @@ class Rejection(NamedTuple):
         return f"{self.family} {self.build}"
 
 
+class Clash(NamedTuple):
+    """Why two builds cannot share one environment: the solver's finding, as a value (explain.py
+    words it)."""
+
+    kind: str  # cuda-major | cudnn-major | cudnn-unknown | pins-unknown | pin
+    a: str  # the first build's label
+    b: str  # the second build's label
+    a_value: str = ""  # its CUDA major, cuDNN or specifier
+    b_value: str = ""
+    dist: str = ""  # the distribution both pin (kind pin)
+    unknown_is_a: bool = False  # kind cudnn-unknown / pins-unknown: the first build's fact is the unknown one
+
+
+class BuildClash(NamedTuple):
+    """A runnable build that cannot join the chosen set, and why."""
+
+    family: str
+    version: Version
+    tag: str
+    clash: Clash
+
+
 class Candidate(NamedTuple):
     family: str
     version: Version
@@ -409,6 +431,7 @@ class Resolution(NamedTuple):
     shared_pins: dict[str, str] = {}  # nvidia-* versions every chosen build allows; emitted as pins
     offered: tuple[tuple[Candidate, ...], ...] = ()  # every family's runnable builds, best first
     by_driver_floor: tuple[FloorAnswer, ...] = ()  # driver unknown: the answer per CUDA major's floor
+    clashes: tuple[BuildClash, ...] = ()  # every offered build that clashes with the chosen set
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

@@ -22,10 +22,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudafit import evidence, pins, rules
+from cudafit import explain, pins, rules
 from cudafit.errors import InputError
 from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
+from cudafit.records import BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 
 def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
@@ -93,35 +93,29 @@ def _marker_env(machine: Machine) -> dict[str, str]:
     return env
 
 
-def conflict(a: Candidate, b: Candidate, policy: Policy, *, name_a: bool = True) -> Optional[str]:
-    """Why builds a and b cannot share one environment, or None. With name_a False the message
-    names only b, so that the reasons of many a's against one b read (and group) alike."""
-    la = f" ({a.label})" if name_a else ""
+def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
+    """Why builds a and b cannot share one environment, or None."""
     if a.cuda and b.cuda and not policy.mixed_cuda and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
-        return (f"CUDA {a.cuda.split('.')[0]}{la} and CUDA {b.cuda.split('.')[0]} ({b.label}) in one environment "
-                "(allow it with --mixed-cuda)")
+        return Clash("cuda-major", a.label, b.label, a.cuda.split(".")[0], b.cuda.split(".")[0])
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
-        return f"cuDNN {a.cudnn}{la} and cuDNN {b.cudnn} ({b.label}) are different majors"
+        return Clash("cudnn-major", a.label, b.label, a.cudnn, b.cudnn)
     if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0]:
         # One process loads one cuDNN: with a build's cuDNN unknown, and no shared pin to settle
         # it, nothing says the two agree on its major.
         shared_cudnn = any(d.startswith("nvidia-cudnn") for d in set(a.pins) & set(b.pins))
         for x in (a, b):
             if x.cudnn is None and not shared_cudnn:
-                who = x.label if (x is b or name_a) else "this build"
-                return f"the cuDNN of {who} is unknown in cudafit's data; cannot confirm one cuDNN major"
+                return Clash("cudnn-unknown", a.label, b.label, unknown_is_a=x is a)
         # Conservative with unknowns: builds of one CUDA major share nvidia-* wheels, and without
         # the versions a build pins, nothing says the two can be installed together.
         for x, y in ((a, b), (b, a)):
             if not x.pins_known and (y.pins or not y.pins_known):
-                who = x.label if (x is b or name_a) else "this build"
-                other = y.label if y is b or name_a else "this build"
-                return f"the nvidia-* pins of {who} are unknown in cudafit's data; cannot confirm it installs beside {other}"
-    clash = pins.clash(a.pins, b.pins)
-    if clash:
-        dist, spec_a, spec_b = clash
-        return f"{dist}: {spec_a}{la} vs {spec_b} ({b.label})"
+                return Clash("pins-unknown", a.label, b.label, unknown_is_a=x is a)
+    found = pins.clash(a.pins, b.pins)
+    if found:
+        dist, spec_a, spec_b = found
+        return Clash("pin", a.label, b.label, spec_a, spec_b, dist)
     return None
 
 
@@ -193,17 +187,29 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     chosen = _search(pruned, [], policy)
     rejections.extend(joint)
     if chosen is None:
+        versions = {family: [str(r.version) for r in BY_FAMILY[family].releases(matrices)] for family in families}
         return Resolution(
             ok=False, machine=machine, warnings=tuple(machine_problems),
-            conflicts=tuple(_conflicts(families, offered, rejections, matrices, policy, machine.python)),
+            conflicts=tuple(explain.conflicts(families, offered, rejections, versions, policy.cpu, machine.python)),
             rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
         )
+    # Every runnable build that cannot join the chosen set, and why: kept as values, so notes and
+    # --why word them without solving again.
+    clashes = []
+    for _family, candidates in offered:
+        for c in candidates:
+            found = next((x for x in (conflict(c, o, policy) for o in chosen if o.family != c.family) if x), None)
+            if found is not None:
+                clashes.append(BuildClash(c.family, c.version, c.tag, found))
+    clash_of = {(b.family, b.version, b.tag): b.clash for b in clashes}
     notes: list[str] = []
     warnings: list[str] = list(machine_problems)
     for candidate in chosen:
         offered_here = next(c for f, c in offered if f == candidate.family)
-        notes += _notes(candidate, chosen, offered_here, families[candidate.family], rejections, policy)
+        members = sorted(families[candidate.family].items(), key=lambda item: item[0] != candidate.family)
+        spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
+        notes += explain.notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
         warnings.extend(candidate.warnings)
     shared = pins.combined([c.pins for c in chosen])
     if shared:
@@ -211,43 +217,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
                      + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
     return Resolution(ok=True, machine=machine, candidates=tuple(chosen), notes=tuple(notes),
                       warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections), shared_pins=shared,
-                      offered=tuple(tuple(c) for _f, c in offered))
-
-
-def _notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate],
-           member_specs: dict[str, SpecifierSet], rejections: list[Rejection], policy: Policy) -> list[str]:
-    """Why this build: what it was chosen for, and why each build ranked above it was not taken."""
-    members = sorted(member_specs.items(), key=lambda item: item[0] != candidate.family)
-    spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
-    earlier = [c.label for c in chosen[:chosen.index(candidate)]]
-    fit = f" that fits {', '.join(earlier)}" if earlier else ""
-    notes = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
-             + "; ".join(candidate.why)]
-    notes += _ruled_out(candidate, rejections)
-    removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
-    clashes: dict[str, list[str]] = {}
-    unverified, lower = [], []
-    for c in offered_here:
-        # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
-        # passed over for that reason is worth saying), were preferred by version; say why not.
-        same_release = (c.version == candidate.version and c.tag != candidate.tag and not c.verified
-                        and c.cuda is not None and candidate.cuda is not None and Version(c.cuda) > Version(candidate.cuda))
-        if (c.version <= candidate.version and not same_release) or (c.version, c.tag) in removed:
-            continue
-        reason = next((r for r in (conflict(c, o, policy, name_a=False) for o in chosen if o.family != c.family) if r), None)
-        if reason:
-            clashes.setdefault(reason, []).append(f"{c.version}+{c.tag}")
-        elif not c.verified:
-            unverified.append(f"{c.version}+{c.tag}")
-        else:
-            lower.append(f"{c.version}+{c.tag}")
-    notes += [f"ruled out {candidate.family} {_compact(b)}: {r}" for r, b in clashes.items()]
-    if unverified:
-        notes.append(f"passed over {candidate.family} {_compact(unverified)}: may run, but which GPU "
-                     "architectures those builds carry is unknown in cudafit's data")
-    if lower:
-        notes.append(f"passed over {candidate.family} {_compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
-    return notes
+                      offered=tuple(tuple(c) for _f, c in offered), clashes=tuple(clashes))
 
 
 def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
@@ -293,9 +263,10 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
                     if supported(a, i, others):
                         keep.append(a)
                     else:
+                        example = conflict(a, domains[j][0], policy)
                         removed.append(Rejection(a.family, a.version, a.tag, "joint",
                                                  "fits no " + domains[j][0].family + " build that runs here, e.g. "
-                                                 + str(conflict(a, domains[j][0], policy, name_a=False))))
+                                                 + (explain.word_clash(example, name_a=False) if example else "no fit")))
                         changed = True
                 domains[i] = keep
     return domains, removed
@@ -312,7 +283,7 @@ def _search(domains: list[list[Candidate]], chosen: list[Candidate], policy: Pol
     return None
 
 
-def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matrices) -> list[str]:
+def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]:
     """Why `name==version` is not part of the answer: its own rejections, its conflicts with the
     chosen builds, or the preference that put another build first."""
     name, sep, text = name_version.partition("==")
@@ -335,120 +306,7 @@ def explain(name_version: str, res: Resolution, policy: Policy, matrices: Matric
         return [f"{name} {version} pairs with no {family} release in cudafit's data"]
     lines = []
     for v in versions:
-        lines += _explain_release(family, v, res, policy, tag)
+        lines += explain.why_not(family, v, res, tag)
     return lines
 
 
-def _explain_release(family: str, version: Version, res: Resolution, policy: Policy, tag: Optional[str] = None) -> list[str]:
-    def named(build_tag: Optional[str]) -> bool:
-        return tag is None or build_tag is None or build_tag == tag
-
-    chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
-    if chosen:
-        return [f"{chosen[0].label} is part of the answer" + _facts(chosen[0])]
-    lines = [f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
-             for r in res.rejections if r.family == family and r.version == version and named(r.tag)]
-    joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
-    for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
-        clashes = [c for c in (conflict(build, other, policy) for other in res.candidates if other.family != family) if c]
-        if clashes:
-            lines += [f"{build.label}: {c}" for c in clashes]
-        elif (build.version, build.tag) in joint:
-            continue  # its joint rejection, listed above, says why
-        elif res.ok:
-            winner = next((c for c in res.candidates if c.family == family), None)
-            lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
-                         "(verified GPU code first, then the newest release, then the highest CUDA)" + _facts(build))
-            if winner is not None and winner.evidence and not any(line.startswith(f"{winner.label}: facts") for line in lines):
-                lines.append(f"{winner.label}: {_facts(winner).removeprefix('; ')}")
-        else:
-            lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
-    if not lines:
-        lines.append(f"{family} {version}{'+' + tag if tag else ''} is not in cudafit's data"
-                     + (" for this platform" if tag and any(r.family == family and r.version == version for r in res.rejections) else ""))
-    return lines
-
-
-def _facts(candidate: Candidate) -> str:
-    if not candidate.evidence:
-        return ""
-    return "; " + evidence.describe(candidate.evidence, candidate.kind == "cuda")
-
-
-def _ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
-    """Why each build preferred over the winner (a newer release, or a better build of the same
-    release) was not taken, grouped by reason."""
-    grouped: dict[str, list[str]] = {}
-    for r in rejections:
-        # Requested-away releases, and builds for other accelerators, were never in the running.
-        if r.family != winner.family or r.constraint in ("spec", "accelerator") or r.version < winner.version:
-            continue
-        grouped.setdefault(r.reason, []).append(r.build)
-    return [f"ruled out {winner.family} {_compact(builds)}: {reason}" for reason, builds in grouped.items()]
-
-
-def _compact(subjects: list[str], most: int = 6) -> str:
-    if len(subjects) <= most:
-        return ", ".join(subjects)
-    return ", ".join(subjects[:most]) + f" and {len(subjects) - most} more"
-
-
-_CAUSE_ORDER = {"driver": 0, "os": 1, "platform": 1, "compute-capability": 2, "joint": 3, "data": 4, "accelerator": 5}
-
-
-def _conflicts(families, offered, rejections: list[Rejection], matrices: Matrices, policy: Policy,
-               python_version: Optional[str] = None) -> list[str]:
-    out = []
-    for family, candidates in offered:
-        specs = families[family]
-        mine = [r for r in rejections if r.family == family]
-        if candidates and not any(r.constraint == "joint" for r in mine):
-            continue
-        releases = BY_FAMILY[family].releases(matrices)
-        versions = [str(r.version) for r in releases]
-        if not versions:
-            out.append(f"data: cudafit's data has no {family} releases")
-            continue
-        if not candidates and mine and all(r.cause == VERSION_SPEC for r in mine):
-            shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
-            out.append(f"spec: no {family} release in cudafit's data ({versions[-1]} to {versions[0]}) satisfies {shown}")
-            continue
-        named_away = [r for r in mine if r.constraint == "spec" and r.tag is not None]
-        if not candidates and named_away and all(r.constraint == "spec" for r in mine):
-            # Every build of the matching releases was a different one than the local label named.
-            builds = sorted({r.build for r in named_away})
-            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; "
-                       f"it has {_compact(builds)}")
-            continue
-        # Requested-away releases and builds for other accelerators explain nothing here, unless
-        # nothing else does (a CUDA extra asked for on a machine without a driver, say).
-        telling = [r for r in mine if r.constraint not in ("spec", "accelerator")]
-        if not telling:
-            telling = [r for r in mine if r.constraint == "accelerator"]
-        # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
-        # code, a pin shared with another framework); Python gaps of older releases are noise
-        # next to it, so they come last, folded into one line.
-        grouped: dict[tuple[str, str], list[str]] = {}
-        for r in telling:
-            if r.constraint != "python":
-                grouped.setdefault((r.constraint, r.reason), []).append(r.build)
-        ordered = sorted(grouped.items(), key=lambda item: _CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)))
-        for (constraint, reason), subjects in ordered:
-            out.append(f"{constraint}: {family} {_compact(subjects)}: {reason}")
-        python = [r for r in telling if r.constraint == "python"]
-        if python and not ordered:
-            # Python is the cause itself: say which Pythons each release has.
-            by_reason: dict[str, list[str]] = {}
-            for r in python:
-                by_reason.setdefault(r.reason, []).append(r.build)
-            out += [f"python: {family} {_compact(builds)}: {reason}" for reason, builds in by_reason.items()]
-        elif python:
-            releases_hit = sorted({r.version for r in python})
-            span = str(releases_hit[0]) if len(releases_hit) == 1 else f"{releases_hit[0]} to {releases_hit[-1]}"
-            target = f"Python {python_version}" if python_version else "this Python"
-            out.append(f"python: {family} {span} ({len(python)} builds): no wheel for {target}")
-        if not policy.cpu and any(r.cause == CPU_BESIDE_GPU for r in mine):
-            out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
-    if not out:
-        out.append("no combination of the frameworks' builds can share one environment")
-    return out

@@ -1,0 +1,183 @@
+"""Words for everything the solver finds: the notes of an answer, the conflicts of a failure, a
+clash between two builds, and `--why`. Every sentence is made here from the values the solver
+kept in the Resolution (rejections, clashes, evidence); nothing here solves again."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.version import Version
+
+from cudafit import evidence
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Rejection, Resolution
+
+
+def word_clash(clash: Clash, *, name_a: bool = True) -> str:
+    """The clash as one sentence. With name_a False it names only the second build, so that the
+    reasons of many builds against one chosen build read (and group) alike."""
+    la = f" ({clash.a})" if name_a else ""
+    if clash.kind == "cuda-major":
+        return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment (allow it with --mixed-cuda)"
+    if clash.kind == "cudnn-major":
+        return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
+    who = (clash.a if name_a else "this build") if clash.unknown_is_a else clash.b
+    if clash.kind == "cudnn-unknown":
+        return f"the cuDNN of {who} is unknown in cudafit's data; cannot confirm one cuDNN major"
+    if clash.kind == "pins-unknown":
+        other = clash.b if clash.unknown_is_a else (clash.a if name_a else "this build")
+        return f"the nvidia-* pins of {who} are unknown in cudafit's data; cannot confirm it installs beside {other}"
+    return f"{clash.dist}: {clash.a_value}{la} vs {clash.b_value} ({clash.b})"
+
+
+def notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate], spec_text: str,
+          rejections: list[Rejection], clashes: dict[tuple, Clash]) -> list[str]:
+    """Why this build: what it was chosen for, and why each build ranked above it was not taken."""
+    earlier = [c.label for c in chosen[:chosen.index(candidate)]]
+    fit = f" that fits {', '.join(earlier)}" if earlier else ""
+    lines = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
+             + "; ".join(candidate.why)]
+    lines += ruled_out(candidate, rejections)
+    removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
+    grouped_clashes: dict[str, list[str]] = {}
+    unverified, lower = [], []
+    for c in offered_here:
+        # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
+        # passed over for that reason is worth saying), were preferred by version; say why not.
+        same_release = (c.version == candidate.version and c.tag != candidate.tag and not c.verified
+                        and c.cuda is not None and candidate.cuda is not None and Version(c.cuda) > Version(candidate.cuda))
+        if (c.version <= candidate.version and not same_release) or (c.version, c.tag) in removed:
+            continue
+        clash = clashes.get((c.family, c.version, c.tag))
+        if clash:
+            grouped_clashes.setdefault(word_clash(clash, name_a=False), []).append(f"{c.version}+{c.tag}")
+        elif not c.verified:
+            unverified.append(f"{c.version}+{c.tag}")
+        else:
+            lower.append(f"{c.version}+{c.tag}")
+    lines += [f"ruled out {candidate.family} {compact(b)}: {r}" for r, b in grouped_clashes.items()]
+    if unverified:
+        lines.append(f"passed over {candidate.family} {compact(unverified)}: may run, but which GPU "
+                     "architectures those builds carry is unknown in cudafit's data")
+    if lower:
+        lines.append(f"passed over {candidate.family} {compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
+    return lines
+
+
+def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] = None) -> list[str]:
+    """Why a release (or, with a tag, one build) of `family` is not in the answer: its own
+    rejections, its clash with the chosen set, or the preference that put another build first."""
+    clash_of = {(c.family, c.version, c.tag): c.clash for c in res.clashes}
+
+    def named(build_tag: Optional[str]) -> bool:
+        return tag is None or build_tag is None or build_tag == tag
+
+    chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
+    if chosen:
+        return [f"{chosen[0].label} is part of the answer" + facts(chosen[0])]
+    lines = [f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
+             for r in res.rejections if r.family == family and r.version == version and named(r.tag)]
+    joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
+    for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
+        clash = clash_of.get((build.family, build.version, build.tag))
+        if clash:
+            lines.append(f"{build.label}: {word_clash(clash)}")
+        elif (build.version, build.tag) in joint:
+            continue  # its joint rejection, listed above, says why
+        elif res.ok:
+            winner = next((c for c in res.candidates if c.family == family), None)
+            lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
+                         "(verified GPU code first, then the newest release, then the highest CUDA)" + facts(build))
+            if winner is not None and winner.evidence and not any(line.startswith(f"{winner.label}: facts") for line in lines):
+                lines.append(f"{winner.label}: {facts(winner).removeprefix('; ')}")
+        else:
+            lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
+    if not lines:
+        lines.append(f"{family} {version}{'+' + tag if tag else ''} is not in cudafit's data"
+                     + (" for this platform" if tag and any(r.family == family and r.version == version for r in res.rejections) else ""))
+    return lines
+
+
+def facts(candidate: Candidate) -> str:
+    if not candidate.evidence:
+        return ""
+    return "; " + evidence.describe(candidate.evidence, candidate.kind == "cuda")
+
+
+def ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
+    """Why each build preferred over the winner (a newer release, or a better build of the same
+    release) was not taken, grouped by reason."""
+    grouped: dict[str, list[str]] = {}
+    for r in rejections:
+        # Requested-away releases, and builds for other accelerators, were never in the running.
+        if r.family != winner.family or r.constraint in ("spec", "accelerator") or r.version < winner.version:
+            continue
+        grouped.setdefault(r.reason, []).append(r.build)
+    return [f"ruled out {winner.family} {compact(builds)}: {reason}" for reason, builds in grouped.items()]
+
+
+def compact(subjects: list[str], most: int = 6) -> str:
+    if len(subjects) <= most:
+        return ", ".join(subjects)
+    return ", ".join(subjects[:most]) + f" and {len(subjects) - most} more"
+
+
+_CAUSE_ORDER = {"driver": 0, "os": 1, "platform": 1, "compute-capability": 2, "joint": 3, "data": 4, "accelerator": 5}
+
+
+def conflicts(families: dict[str, dict], offered: list[tuple[str, list[Candidate]]], rejections: list[Rejection],
+              versions: dict[str, list[str]], cpu_asked: bool, python_version: Optional[str] = None) -> list[str]:
+    """Why no consistent set exists, cause first, per family. `versions` lists each family's
+    releases in the data, newest first."""
+    out = []
+    for family, candidates in offered:
+        specs = families[family]
+        mine = [r for r in rejections if r.family == family]
+        if candidates and not any(r.constraint == "joint" for r in mine):
+            continue
+        known = versions.get(family, [])
+        if not known:
+            out.append(f"data: cudafit's data has no {family} releases")
+            continue
+        if not candidates and mine and all(r.cause == VERSION_SPEC for r in mine):
+            shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
+            out.append(f"spec: no {family} release in cudafit's data ({known[-1]} to {known[0]}) satisfies {shown}")
+            continue
+        named_away = [r for r in mine if r.constraint == "spec" and r.tag is not None]
+        if not candidates and named_away and all(r.constraint == "spec" for r in mine):
+            # Every build of the matching releases was a different one than the local label named.
+            builds = sorted({r.build for r in named_away})
+            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; "
+                       f"it has {compact(builds)}")
+            continue
+        # Requested-away releases and builds for other accelerators explain nothing here, unless
+        # nothing else does (a CUDA extra asked for on a machine without a driver, say).
+        telling = [r for r in mine if r.constraint not in ("spec", "accelerator")]
+        if not telling:
+            telling = [r for r in mine if r.constraint == "accelerator"]
+        # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
+        # code, a pin shared with another framework); Python gaps of older releases are noise
+        # next to it, so they come last, folded into one line.
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for r in telling:
+            if r.constraint != "python":
+                grouped.setdefault((r.constraint, r.reason), []).append(r.build)
+        ordered = sorted(grouped.items(), key=lambda item: _CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)))
+        for (constraint, reason), subjects in ordered:
+            out.append(f"{constraint}: {family} {compact(subjects)}: {reason}")
+        python = [r for r in telling if r.constraint == "python"]
+        if python and not ordered:
+            # Python is the cause itself: say which Pythons each release has.
+            by_reason: dict[str, list[str]] = {}
+            for r in python:
+                by_reason.setdefault(r.reason, []).append(r.build)
+            out += [f"python: {family} {compact(builds)}: {reason}" for reason, builds in by_reason.items()]
+        elif python:
+            releases_hit = sorted({r.version for r in python})
+            span = str(releases_hit[0]) if len(releases_hit) == 1 else f"{releases_hit[0]} to {releases_hit[-1]}"
+            target = f"Python {python_version}" if python_version else "this Python"
+            out.append(f"python: {family} {span} ({len(python)} builds): no wheel for {target}")
+        if not cpu_asked and any(r.cause == CPU_BESIDE_GPU for r in mine):
+            out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
+    if not out:
+        out.append("no combination of the frameworks' builds can share one environment")
+    return out
