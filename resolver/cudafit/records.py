@@ -235,6 +235,8 @@ class OrtRelease(NamedTuple):
     platforms: frozenset[str]
     builds: tuple[OrtBuild, ...]
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    macos_min: dict[str, str] = {}  # no macOS wheels; kept so every release screens alike (never mutated)
+    macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         if platform is None:

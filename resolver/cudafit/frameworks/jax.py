@@ -14,6 +14,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.frameworks.base import screen
 from cudafit.frameworks.jax_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
 
@@ -49,7 +50,6 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
 def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
     spec = specs.get("jax", SpecifierSet())
     jaxlib_spec = specs.get("jaxlib", SpecifierSet())
-    platform = machine.platform
     gpu_here = machine.driver is not None or not machine.driver_known
     want_cpu = policy.cpu or not gpu_here or machine.os in ("macos", "windows")
     ranked: list[tuple[tuple, Candidate]] = []
@@ -59,22 +59,12 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
-        if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy jax{spec}", cause=VERSION_SPEC)
-            continue
         if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
             reject("spec", f"pairs with jaxlib {release.jaxlib}, which does not satisfy jaxlib{jaxlib_spec}", cause=VERSION_SPEC)
             continue
-        if platform not in release.platforms:
-            reject("platform", f"no jaxlib wheels for {platform}")
-            continue
-        too_old = rules.macos_too_old(release.macos_min, release.macos_min_by_python, machine)
-        if too_old:
-            reject("platform", too_old)
-            continue
-        pythons = release.pythons(platform)
-        if machine.python is not None and machine.python not in pythons:
-            reject("python", f"no wheel for Python {machine.python}")
+        out = screen(FAMILY, release, spec, "jax", "jaxlib", machine)
+        if out is not None:
+            rejected.append(out)
             continue
         missing = set(extras) - {canonicalize_name(e) for e in release.extras}
         if missing:

@@ -15,8 +15,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.frameworks.base import screen
 from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import VERSION_SPEC, Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
+from cudafit.records import Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
@@ -50,18 +51,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     for age, release in enumerate(releases(matrices)):
-        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: OrtRelease = release, cause: str = "") -> None:
-            rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
-
-        if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy {FAMILY}{spec}", cause=VERSION_SPEC)
-            continue
-        if platform not in release.platforms:
-            reject("platform", f"no {FAMILY} wheels for {platform}")
-            continue
-        pythons = release.pythons(platform)
-        if machine.python is not None and machine.python not in pythons:
-            reject("python", f"no wheel for Python {machine.python} (has {_range(pythons)})")
+        out = screen(FAMILY, release, spec, FAMILY, FAMILY, machine)
+        if out is not None:
+            rejected.append(out)
             continue
         for build in release.builds:
             if platform not in build.platforms:
@@ -75,11 +67,6 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             ranked.append(((tier, age, preference), _candidate(release, build, extras, why, warnings, machine)))
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
-
-
-def _range(pythons: frozenset[str]) -> str:
-    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
-    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
 
 
 def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Matrices, policy: Policy,

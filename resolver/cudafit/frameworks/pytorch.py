@@ -16,6 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.frameworks.base import python_range
 from cudafit.frameworks.pytorch_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
 
@@ -112,7 +113,7 @@ def candidates(
                 pythons = pythons & variant.python
             if machine.python is not None and machine.python not in pythons:
                 rejected.append(Rejection(FAMILY, release.version, variant.tag, "python",
-                                          f"no wheel for Python {machine.python} (has {_python_range(pythons)})"))
+                                          f"no wheel for Python {machine.python} (has {python_range(pythons)})"))
                 continue
             verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings)
             if isinstance(verdict, Rejection):
@@ -142,13 +143,6 @@ def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet
                 kept.append(str(item))
         public[name] = SpecifierSet(",".join(kept))
     return public, tags
-
-
-def _python_range(pythons: frozenset[str]) -> str:
-    if not pythons:
-        return "none"
-    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
-    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}-{ordered[-1]}"
 
 
 def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Optional[str]:

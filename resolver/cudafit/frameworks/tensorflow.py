@@ -16,8 +16,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.frameworks.base import screen
 from cudafit.frameworks.tensorflow_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
+from cudafit.records import CPU_BESIDE_GPU, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
@@ -47,7 +48,6 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
 def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
     spec = specs.get("tensorflow", SpecifierSet()) & specs.get("tensorflow-cpu", SpecifierSet())
     cpu = policy.cpu or "tensorflow-cpu" in specs
-    platform = machine.platform
     gpu_here = machine.driver is not None or not machine.driver_known
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
@@ -56,19 +56,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
-        if not spec.contains(release.version, prereleases=True):
-            reject("spec", f"does not satisfy tensorflow{spec}", cause=VERSION_SPEC)
-            continue
-        if platform not in release.platforms:
-            reject("platform", f"no tensorflow wheels for {platform}")
-            continue
-        too_old = rules.macos_too_old(release.macos_min, release.macos_min_by_python, machine)
-        if too_old:
-            reject("platform", too_old)
-            continue
-        pythons = release.pythons(platform)
-        if machine.python is not None and machine.python not in pythons:
-            reject("python", f"no wheel for Python {machine.python} (has {_range(pythons)})")
+        out = screen(FAMILY, release, spec, "tensorflow", "tensorflow", machine)
+        if out is not None:
+            rejected.append(out)
             continue
         if cpu or not gpu_here or machine.os == "macos":
             if gpu_here and not cpu and machine.os != "macos":
@@ -84,11 +74,6 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         ranked.append(((tier, age), candidate))
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
-
-
-def _range(pythons) -> str:
-    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
-    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
 
 
 def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:

@@ -1,0 +1,37 @@
+"""What every provider's candidate loop does before it judges a release's builds: the spec, the
+wheels for the platform, the Mac's version, the target Python."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from packaging.specifiers import SpecifierSet
+
+from cudafit import rules
+from cudafit.records import VERSION_SPEC, Machine, Rejection
+
+
+def python_range(pythons: frozenset[str]) -> str:
+    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
+
+
+def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels: str, machine: Machine) -> Optional[Rejection]:
+    """Why `release` is out before any build of it is judged, or None. `release` has version,
+    platforms, pythons(platform), macos_min and macos_min_by_python; `wheels` names the
+    distribution whose wheels decide the platform (jaxlib for jax)."""
+    def out(constraint: str, reason: str, cause: str = "") -> Rejection:
+        return Rejection(family, release.version, None, constraint, reason, cause=cause)
+
+    if not spec.contains(release.version, prereleases=True):
+        return out("spec", f"does not satisfy {spec_name}{spec}", VERSION_SPEC)
+    platform = machine.platform
+    if platform not in release.platforms:
+        return out("platform", f"no {wheels} wheels for {platform}")
+    too_old = rules.macos_too_old(release.macos_min, release.macos_min_by_python, machine)
+    if too_old:
+        return out("platform", too_old)
+    pythons = release.pythons(platform)
+    if machine.python is not None and machine.python not in pythons:
+        return out("python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
+    return None
