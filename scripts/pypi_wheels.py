@@ -14,9 +14,11 @@ import re
 import urllib.parse
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterator
 
 import requests
 from packaging.requirements import Requirement
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 PLATFORM_OF_TAG = [
@@ -56,37 +58,35 @@ def marker_environment(platform: str, python: str = "3.12", extra: str = "") -> 
 LINUX_X86_64 = marker_environment("linux-x86_64")
 
 
-def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
-    """platform -> CPython minors with a (non free-threaded) wheel."""
-    found: dict[str, set[str]] = defaultdict(set)
+def _cpython_tags(files: list[dict]) -> Iterator[tuple[str, Tag]]:
+    """(CPython minor, tag) of every wheel tag of the files, free-threaded builds left out."""
     for item in files:
         name = item["filename"]
         if not name.endswith(".whl"):
             continue
         _, _, _, tags = parse_wheel_filename(name)
         for tag in tags:
-            if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
-                continue
-            platform = platform_of_tag(tag.platform)
-            if platform is not None:
-                found[platform].add(f"{tag.interpreter[2]}.{tag.interpreter[3:]}")
+            if tag.interpreter.startswith("cp") and not tag.abi.endswith("t"):
+                yield f"{tag.interpreter[2]}.{tag.interpreter[3:]}", tag
+
+
+def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
+    """platform -> CPython minors with a (non free-threaded) wheel."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for python, tag in _cpython_tags(files):
+        platform = platform_of_tag(tag.platform)
+        if platform is not None:
+            found[platform].add(python)
     return found
 
 
 def macos_minimums(files: list[dict]) -> dict[str, dict[str, str]]:
     """macOS platform -> CPython minor -> the oldest macOS its (non free-threaded) wheel installs on."""
     found: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for item in files:
-        name = item["filename"]
-        if not name.endswith(".whl"):
-            continue
-        _, _, _, tags = parse_wheel_filename(name)
-        for tag in tags:
-            match = re.match(r"macosx_(\d+)_(\d+)_(arm64|x86_64)$", tag.platform)
-            if not match or not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
-                continue
+    for python, tag in _cpython_tags(files):
+        match = re.match(r"macosx_(\d+)_(\d+)_(arm64|x86_64)$", tag.platform)
+        if match:
             platform = "macos-arm64" if match.group(3) == "arm64" else "macos-x86_64"
-            python = f"{tag.interpreter[2]}.{tag.interpreter[3:]}"
             version = (int(match.group(1)), int(match.group(2)))
             found[platform][python] = min(found[platform].get(python, version), version)
     return {p: {py: f"{a}.{b}" for py, (a, b) in pythons.items()} for p, pythons in found.items()}

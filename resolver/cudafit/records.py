@@ -22,6 +22,13 @@ PLATFORMS = (
 )
 
 
+def pythons_on(python: frozenset[str], by_platform: Optional[dict[str, frozenset[str]]], platform: Optional[str]) -> frozenset[str]:
+    """A release's CPython minors on one platform: the platform's own list where it lacks some."""
+    if platform is None:
+        return python
+    return (by_platform or {}).get(platform, python)
+
+
 def driver_key(text: str) -> tuple[int, ...]:
     """Comparable form of a driver version; a branch "570" sorts before every 570.x.y."""
     return tuple(int(part) for part in text.split("."))
@@ -139,9 +146,7 @@ class TorchRelease(NamedTuple):
     macos_min_by_python: dict[str, str] = {}  # Python -> a newer minimum some Pythons' wheels need
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        if platform is None:
-            return self.python
-        return (self.python_by_platform or {}).get(platform, self.python)
+        return pythons_on(self.python, self.python_by_platform, platform)
 
 
 class TFRelease(NamedTuple):
@@ -168,9 +173,7 @@ class TFRelease(NamedTuple):
     macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        if platform is None:
-            return self.python
-        return (self.python_by_platform or {}).get(platform, self.python)
+        return pythons_on(self.python, self.python_by_platform, platform)
 
 
 class JaxCuda(NamedTuple):
@@ -203,9 +206,7 @@ class JaxRelease(NamedTuple):
     macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        if platform is None:
-            return self.python
-        return (self.python_by_platform or {}).get(platform, self.python)
+        return pythons_on(self.python, self.python_by_platform, platform)
 
 
 class OrtBuild(NamedTuple):
@@ -239,9 +240,7 @@ class OrtRelease(NamedTuple):
     macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        if platform is None:
-            return self.python
-        return (self.python_by_platform or {}).get(platform, self.python)
+        return pythons_on(self.python, self.python_by_platform, platform)
 
 
 class Matrices(NamedTuple):
