@@ -12,7 +12,7 @@ from typing import NamedTuple, Optional
 from cudafit import detect
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, suggest_gpus
-from cudafit.records import GpuInfo, Machine, Matrices, parse_cc
+from cudafit.records import GpuInfo, Machine, Matrices, driver_key, parse_cc
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
@@ -97,9 +97,6 @@ def check_python(text: str, matrices: Optional[Matrices] = None) -> str:
     return f"{major}.{minor}"
 
 
-def _version_key(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split("."))
-
 
 def known_drivers(matrices: Matrices) -> tuple[str, str]:
     """The oldest and the newest driver version the data names (toolkit drivers, compatibility
@@ -114,7 +111,7 @@ def known_drivers(matrices: Matrices) -> tuple[str, str]:
     versions = [v for v in versions if re.fullmatch(r"\d+(\.\d+)*", v)]
     if not versions:
         return "0", "0"
-    versions.sort(key=_version_key)
+    versions.sort(key=driver_key)
     return versions[0], versions[-1]
 
 
@@ -131,10 +128,10 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
     on the OS; return warnings for a version that is unlikely there."""
     oldest, newest = known_drivers(matrices)
     branch = int(driver.split(".")[0])
-    low, high = _version_key(oldest)[0] - _BRANCH_MARGIN, _version_key(newest)[0] + _BRANCH_MARGIN
+    low, high = driver_key(oldest)[0] - _BRANCH_MARGIN, driver_key(newest)[0] + _BRANCH_MARGIN
     if not low <= branch <= high:
         raise InputError(
-            f"--driver {driver!r}: no NVIDIA driver branch R{branch}; cudafit's data knows drivers from R{_version_key(oldest)[0]} to {newest} "
+            f"--driver {driver!r}: no NVIDIA driver branch R{branch}; cudafit's data knows drivers from R{driver_key(oldest)[0]} to {newest} "
             f"and takes branches R{max(low, 0)} to R{high} as real"
         )
     parts = driver.split(".")
