@@ -277,7 +277,7 @@ def measure(session: requests.Session, releases: dict[str, list[dict]], versions
 
 
 def _variant(release: Any, tag: str, platform: str) -> Any:
-    for variant in getattr(release, "variants", None) or ():
+    for variant in getattr(release, "builds", None) or ():
         if variant.tag == tag and platform in (variant.platforms or ()):
             return variant
     return None

@@ -47,7 +47,8 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
     session = requests.Session()
     problems = 0
     for release in sorted(matrices.tensorflow, key=lambda r: r.version):
-        if release.and_cuda is None:
+        build = next((b for b in release.builds if "linux-x86_64" in b.platforms and b.extras), None)
+        if build is None or build.pins is None:
             continue
         wheel = linux_wheel(releases.get(str(release.version), []))
         if wheel is None:
@@ -56,7 +57,7 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
         plain = {canonicalize_name(r.name) for r in requirements(session, base, wheel)}
         actual = {str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda")
                   if canonicalize_name(r.name) not in plain}
-        problems += compare(f"tensorflow {release.version} [and-cuda]", release.and_cuda, actual, wheel)
+        problems += compare(f"tensorflow {release.version} [and-cuda]", build.pins, actual, wheel)
     return problems
 
 
@@ -90,7 +91,7 @@ def check_pins(matrices, releases: dict) -> int:
     problems = 0
     for release in sorted(matrices.torch, key=lambda r: r.version):
         tag = release.pypi_variant.get("linux-x86_64")
-        variant = next((v for v in release.variants if v.tag == tag and "linux-x86_64" in v.platforms), None)
+        variant = next((v for v in release.builds if v.tag == tag and "linux-x86_64" in v.platforms), None)
         # PyPI's wheel: its own pins where the data records them apart from the index build's.
         pins = variant.pypi_pins if variant is not None and variant.pypi_pins is not None else (variant and variant.pins)
         if pins is None:

@@ -19,7 +19,7 @@ from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
 from cudafit.solve import resolve, why_not
 
-LINE = '''schema = 1
+LINE = '''schema = 2
 data_date = "2026-11-30"
 line = "9.9"
 
@@ -50,7 +50,7 @@ torchvision = "9.9.1"
 torchaudio = "9.9.1"
 source = ["wheel"]
 
-[[variant]]
+[[build]]
 tag = "cu126"
 releases = ["9.9.0"]
 platforms = ["linux-x86_64"]
@@ -61,14 +61,14 @@ ptx = []
 pins = { "nvidia-cudnn-cu12" = "==9.10.2.21" }
 source = ["wheel"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "measured", source = ["wheel"] }
 cudnn = { grade = "measured", source = ["wheel"] }
 sass = { grade = "measured", source = ["wheel"] }
 ptx = { grade = "measured", source = ["wheel"] }
 pins = { grade = "measured", source = ["wheel"] }
 
-[[variant]]
+[[build]]
 tag = "cu126"
 releases = ["9.9.0"]
 platforms = ["linux-aarch64"]
@@ -79,12 +79,12 @@ ptx = []
 pins = "unknown"
 source = ["build", "matrix"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "declared", source = ["matrix"] }
 sass = { grade = "declared", source = ["build"] }
 ptx = { grade = "declared", source = ["build"] }
 
-[[variant]]
+[[build]]
 tag = "cu126"
 releases = ["9.9.1"]
 platforms = ["linux-x86_64"]
@@ -95,12 +95,12 @@ ptx = []
 pins = "unknown"
 source = ["build", "matrix"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "declared", source = ["matrix"] }
 sass = { grade = "declared", source = ["build"] }
 ptx = { grade = "declared", source = ["build"] }
 
-[[variant]]
+[[build]]
 tag = "cu128"
 releases = ["9.9.1"]
 platforms = ["linux-x86_64"]
@@ -111,10 +111,10 @@ ptx = "unknown"
 pins = "unknown"
 source = ["matrix"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "declared", source = ["matrix"] }
 
-[[variant]]
+[[build]]
 tag = "cu124"
 releases = ["9.9.1"]
 platforms = ["linux-x86_64"]
@@ -125,17 +125,17 @@ ptx = []
 pins = "unknown"
 source = ["report", "matrix"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "declared", source = ["matrix"] }
 sass = { grade = "reported", source = ["report"] }
 ptx = { grade = "reported", source = ["report"] }
 
-[[variant]]
+[[build]]
 tag = "cpu"
 platforms = ["linux-x86_64", "linux-aarch64"]
 source = ["matrix"]
 
-[variant.evidence]
+[build.evidence]
 exists = { grade = "declared", source = ["matrix"] }
 '''
 
@@ -220,21 +220,21 @@ def test_coverage_lists_every_build_and_its_grades(line_dir, monkeypatch):
 # (text to replace, replacement, expected message)
 BROKEN = [
     ('cudnn = { grade = "measured", source = ["wheel"] }\n', "",
-     "[[variant]] #1 (cu126): field 'evidence': cudnn is known but has no grade"),
-    ('exists = { grade = "declared", source = ["matrix"] }\n\n[[variant]]\ntag = "cu124"',
-     'exists = { grade = "declared", source = ["matrix"] }\nsass = { grade = "declared", source = ["matrix"] }\n\n[[variant]]\ntag = "cu124"',
-     "[[variant]] #4 (cu128): field 'evidence.sass': sass is \"unknown\"; an unknown fact has no evidence"),
+     "[[build]] #1 (cu126): field 'evidence': cudnn is known but has no grade"),
+    ('exists = { grade = "declared", source = ["matrix"] }\n\n[[build]]\ntag = "cu124"',
+     'exists = { grade = "declared", source = ["matrix"] }\nsass = { grade = "declared", source = ["matrix"] }\n\n[[build]]\ntag = "cu124"',
+     "[[build]] #4 (cu128): field 'evidence.sass': sass is \"unknown\"; an unknown fact has no evidence"),
     ('sass = { grade = "reported", source = ["report"] }', 'sass = { grade = "guessed", source = ["report"] }',
      "field 'evidence.sass': grade must be one of measured, declared, reported"),
     ('sass = { grade = "reported", source = ["report"] }', 'sass = { grade = "reported", source = ["a-blog"] }',
      "field 'evidence.sass': source names 'a-blog', which is not in this file's [sources]"),
-    ('pins = "unknown"\nsource = ["matrix"]', 'source = ["matrix"]', "[[variant]] #4 (cu128): field 'pins': missing"),
-    ('[variant.evidence]\nexists = { grade = "declared", source = ["matrix"] }\n\n[[variant]]\ntag = "cu124"',
-     '[[variant]]\ntag = "cu124"', "[[variant]] #4 (cu128): field 'evidence': missing"),
+    ('pins = "unknown"\nsource = ["matrix"]', 'source = ["matrix"]', "[[build]] #4 (cu128): field 'pins': missing"),
+    ('[build.evidence]\nexists = { grade = "declared", source = ["matrix"] }\n\n[[build]]\ntag = "cu124"',
+     '[[build]]\ntag = "cu124"', "[[build]] #4 (cu128): field 'evidence': missing"),
     ('exists = { grade = "declared", source = ["matrix"] }\n', 'exists = { grade = "declared", source = ["matrix"] }\nwheel_size = { grade = "measured", source = ["wheel"] }\n',
      "names 'wheel_size', which is not a fact of this build"),
     ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["cu128"]\n',
-     "[[release]] #2 (9.9.1): field 'not_shipped': names 'cu128', which is a [[variant]] of torch 9.9.1"),
+     "[[release]] #2 (9.9.1): field 'not_shipped': names 'cu128', which is a [[build]] of torch 9.9.1"),
     ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["rocm7.0"]\n',
      "field 'not_shipped': 'rocm7.0' is not a CUDA build tag like cu134"),
 ]
@@ -289,10 +289,10 @@ def test_why_on_the_command_line_names_grades_and_sources(line_dir, monkeypatch)
 
 def test_reported_existence_is_noted(line_dir):
     path = line_dir / "pytorch" / "torch-9.9.toml"
-    path.write_text(LINE.replace('[[variant]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["matrix"]\n\n'
-                                 '[variant.evidence]\nexists = { grade = "declared", source = ["matrix"] }',
-                                 '[[variant]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["report"]\n\n'
-                                 '[variant.evidence]\nexists = { grade = "reported", source = ["report"] }'))
+    path.write_text(LINE.replace('[[build]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["matrix"]\n\n'
+                                 '[build.evidence]\nexists = { grade = "declared", source = ["matrix"] }',
+                                 '[[build]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["report"]\n\n'
+                                 '[build.evidence]\nexists = { grade = "reported", source = ["report"] }'))
     matrices = load(line_dir, use_cache=False)
     machine = build_machine(MachineOptions(driver="none", os="linux", arch="x86_64", python="3.12"), matrices, reader=None)
     res = resolve(["torch"], machine, matrices, Policy())

@@ -65,11 +65,11 @@ BROKEN = [
     ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.1"',
      "field 'cuda': does not match the tag 'cu124'"),
     ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"\nreleases = ["2.5.7"]',
-     "field 'releases': names torch 2.5.7, which has no [[release]] in this file"),
+     "field 'releases': names 2.5.7, which has no [[release]] in this file"),
     ("pytorch/torch-2.5.toml", 'sass = ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]', 'sass = ["5.0", "12.0"]',
      "field 'sass': CUDA 12.4 cannot target 12.0"),
     ("pytorch/torch-2.5.toml", 'linux-x86_64 = "cu124"', 'linux-x86_64 = "cu999"',
-     "field 'pypi_variant': linux-x86_64 = 'cu999' names no [[variant]] of torch"),
+     "field 'pypi_variant': linux-x86_64 = 'cu999' names no [[build]] of torch"),
     ("pytorch/torch-2.5.toml", 'platforms = ["linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64"]',
      'platforms = ["linux-x86_64", "solaris-sparc"]', "'solaris-sparc' is not one of"),
     ("pytorch/torch-2.5.toml", 'python = ["3.9", "3.10", "3.11", "3.12", "3.13"]', 'python = ["3.9", "three"]',
@@ -77,9 +77,20 @@ BROKEN = [
     ("pytorch/torch-2.5.toml", 'source = ["pypi-torch-2.5.1"', 'source = ["no-such-source"',
      "field 'source': names 'no-such-source', which is not in this file's [sources]"),
     ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.4"', "field 'line': expected '2.5' to match the file name"),
-    ("pytorch/torch-2.5.toml", "schema = 1", "schema = 9", "field 'schema': this cudafit reads schema 1"),
+    ("pytorch/torch-2.5.toml", "schema = 2", "schema = 9", "field 'schema': this cudafit reads schema 2"),
     ("pytorch/torch-2.5.toml", 'line = "2.5"', 'line = "2.5', "pytorch/torch-2.5.toml: not valid TOML"),
     ("nvidia.toml", "[compat.13]", "[compatt.13]", "nvidia.toml: top level: unknown field(s) compatt"),
+    # schema 2: one [[build]] model, read alike for every framework
+    ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]', 'tag = "cu12"\nplatforms = ["linux-x86_64", "windows-arm64"]',
+     "tensorflow/tensorflow-2.18.toml: [[build]] #1 (cu12): field 'platforms': names windows-arm64, not among the platforms of release 2.18.0"),
+    ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]\ncuda = "12.5"', 'tag = "cu12"\nplatforms = ["linux-x86_64"]\ncuda = "11.8"',
+     "[[build]] #1 (cu12): field 'cuda': does not match the tag 'cu12'"),
+    ("jax/jax-0.5.toml", 'extras = ["cuda12"]\nplatforms', 'extras = ["cuda14"]\nplatforms',
+     "jax/jax-0.5.toml: [[build]] #1 (cu12): field 'extras': cuda14 is not among the extras of every release it names"),
+    ("onnxruntime/onnxruntime-1.22.toml", 'tag = "cu12"\npackage = "onnxruntime-gpu"\n', 'tag = "cu12"\n',
+     "onnxruntime/onnxruntime-1.22.toml: [[build]] #1 (cu12): field 'package': missing"),
+    ("onnxruntime/onnxruntime-1.22.toml", 'cudnn = "9"\n', 'cudnn = "9"\nreleases = ["1.22.9"]\n',
+     "[[build]] #1 (cu12): field 'releases': names 1.22.9, which has no [[release]] in this file"),
     ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"\nreleases = ["not-a-version"]',
      "field 'releases': Invalid version"),
     ("pytorch/index.toml", 'whl/{variant}"', 'whl/{tag}"', "field 'url': expected an https URL template containing {variant}"),
@@ -117,7 +128,7 @@ def test_a_release_listed_twice_is_rejected(tmp_path):
     first = text.index("[[release]]")
     second = text.index("[[release]]", first + 1)
     path.write_text(text[:second] + text[first:second] + text[second:])
-    with pytest.raises(DataError, match="torch-2.5.toml: a torch release is listed twice"):
+    with pytest.raises(DataError, match=r"torch-2.5.toml: \[\[release\]\] #2 \(2.5.0\): field 'version': is listed twice in this file"):
         load(copy, use_cache=False)
 
 

@@ -169,7 +169,7 @@ def agreeing_release() -> SimpleNamespace:
     return SimpleNamespace(
         version=Version("2.13.0"),
         pypi_variant={"linux-x86_64": "cu130", "linux-aarch64": "cu130", "windows-x86_64": "cpu"},
-        variants=(
+        builds=(
             variant("cu130", ["linux-x86_64"], cuda=Version("13.0"), cudnn="9.20.0", sass=cc("7.5", "8.0", "8.6"),
                     ptx=cc("9.0"), pins=dict(PINS)),
             variant("cu130", ["linux-aarch64"], cuda=Version("13.0"), cudnn="9.20.0.48", sass=cc("8.0", "9.0"),
@@ -328,14 +328,14 @@ def test_text_report_agrees(pypi, capsys):
 
 
 def _with(release: SimpleNamespace, index: int, **fields) -> SimpleNamespace:
-    variants = list(release.variants)
+    variants = list(release.builds)
     variants[index] = SimpleNamespace(**{**vars(variants[index]), **fields})
-    return SimpleNamespace(**{**vars(release), "variants": tuple(variants)})
+    return SimpleNamespace(**{**vars(release), "builds": tuple(variants)})
 
 
 def _drop(release: SimpleNamespace, index: int) -> SimpleNamespace:
-    variants = [v for i, v in enumerate(release.variants) if i != index]
-    return SimpleNamespace(**{**vars(release), "variants": tuple(variants)})
+    variants = [v for i, v in enumerate(release.builds) if i != index]
+    return SimpleNamespace(**{**vars(release), "builds": tuple(variants)})
 
 
 @pytest.mark.parametrize(

@@ -1,20 +1,18 @@
 """What the data knows, fact by fact: one row per framework, release, build and platform, with the
-evidence grade of each fact, so that a maintainer sees the holes at a glance (`cudafit data coverage`).
-
-TensorFlow and JAX data carry no grades yet: their known facts show as "ungraded"."""
+evidence grade of each fact, so that a maintainer sees the holes at a glance (`cudafit data coverage`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import NamedTuple, Optional
 
-from cudafit.records import Matrices
+from cudafit.frameworks import PROVIDERS
+from cudafit.records import Build, Matrices
 
 FACTS = ("exists", "cuda", "cudnn", "sass", "ptx", "pins")
 UNKNOWN = "unknown"
-UNGRADED = "ungraded"  # known, from a data file that does not grade its facts yet
 NOT_APPLICABLE = "n/a"  # a CPU build has no CUDA, cuDNN or GPU code
-_SHORT = {"measured": "M", "declared": "D", "reported": "R", UNKNOWN: "?", UNGRADED: "u", NOT_APPLICABLE: "-"}
+_SHORT = {"measured": "M", "declared": "D", "reported": "R", UNKNOWN: "?", NOT_APPLICABLE: "-"}
 
 
 class CoverageRow(NamedTuple):
@@ -22,7 +20,7 @@ class CoverageRow(NamedTuple):
     release: str
     variant: str
     platform: str
-    facts: dict[str, str]  # fact -> grade | unknown | ungraded | n/a
+    facts: dict[str, str]  # fact -> grade | unknown | n/a
     sources: dict[str, tuple[str, ...]]  # fact -> source keys (graded facts only)
 
     @property
@@ -32,70 +30,24 @@ class CoverageRow(NamedTuple):
 
 def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = None, *, holes_only: bool = False
                   ) -> list[CoverageRow]:
-    wanted = frameworks or ("torch", "tensorflow", "jax", "onnxruntime-gpu")
     rows: list[CoverageRow] = []
-    if "torch" in wanted:
-        rows += _torch(matrices)
-    if "tensorflow" in wanted:
-        rows += _tensorflow(matrices)
-    if "jax" in wanted:
-        rows += _jax(matrices)
-    if "onnxruntime-gpu" in wanted:
-        rows += _onnxruntime(matrices)
+    for provider in PROVIDERS:
+        if frameworks and provider.FAMILY not in frameworks:
+            continue
+        for release in provider.releases(matrices):
+            for build in release.builds:
+                rows += _rows(provider.FAMILY, str(release.version), build)
     return [r for r in rows if r.has_hole] if holes_only else rows
 
 
-def _torch(matrices: Matrices) -> list[CoverageRow]:
-    rows = []
-    for release in matrices.torch:
-        for variant in release.variants:
-            if variant.kind == "cuda":
-                facts = {fact: variant.grade(fact) for fact in FACTS}
-            else:
-                facts = {fact: NOT_APPLICABLE for fact in FACTS}
-                facts["exists"] = variant.grade("exists")
-            sources = {fact: ev.source for fact, ev in variant.evidence.items() if fact in FACTS}
-            for platform in sorted(variant.platforms):
-                rows.append(CoverageRow("torch", str(release.version), variant.tag, platform, facts, sources))
-    return rows
-
-
-def _known(value: object) -> str:
-    return UNKNOWN if value is None else UNGRADED
-
-
-def _tensorflow(matrices: Matrices) -> list[CoverageRow]:
-    rows = []
-    for release in matrices.tensorflow:
-        for platform in sorted(release.gpu_platforms):
-            # Before 2.14 pip brings no CUDA (it is the system's or conda's): no pins to know.
-            pins = UNGRADED if release.and_cuda is not None else (UNKNOWN if "and-cuda" in release.extras else NOT_APPLICABLE)
-            facts = {"exists": UNGRADED, "cuda": _known(release.cuda), "cudnn": _known(release.cudnn),
-                     "sass": _known(release.sass), "ptx": _known(release.ptx), "pins": pins}
-            rows.append(CoverageRow("tensorflow", str(release.version), "cuda", platform, facts, {}))
-    return rows
-
-
-def _jax(matrices: Matrices) -> list[CoverageRow]:
-    rows = []
-    for release in matrices.jax:
-        for flavour in release.cuda:
-            facts = {"exists": UNGRADED, "cuda": _known(flavour.cuda_min), "cudnn": _known(flavour.cudnn_min),
-                     "sass": _known(flavour.sass), "ptx": _known(flavour.ptx), "pins": _known(flavour.pins)}
-            for platform in sorted(flavour.platforms):
-                rows.append(CoverageRow("jax", str(release.version), flavour.flavour, platform, facts, {}))
-    return rows
-
-
-def _onnxruntime(matrices: Matrices) -> list[CoverageRow]:
-    rows = []
-    for release in matrices.frameworks.get("onnxruntime-gpu", ()):
-        for build in release.builds:
-            facts = {fact: (build.evidence[fact].grade if fact in build.evidence else UNKNOWN) for fact in FACTS}
-            sources = {fact: ev.source for fact, ev in build.evidence.items() if fact in FACTS}
-            for platform in sorted(build.platforms):
-                rows.append(CoverageRow("onnxruntime-gpu", str(release.version), build.flavour, platform, facts, sources))
-    return rows
+def _rows(framework: str, release: str, build: Build) -> list[CoverageRow]:
+    if build.kind == "cuda":
+        facts = {fact: build.grade(fact) for fact in FACTS}
+    else:
+        facts = {fact: NOT_APPLICABLE for fact in FACTS}
+        facts["exists"] = build.grade("exists")
+    sources = {fact: ev.source for fact, ev in build.evidence.items() if fact in FACTS}
+    return [CoverageRow(framework, release, build.tag, platform, facts, sources) for platform in sorted(build.platforms)]
 
 
 def summary(rows: list[CoverageRow]) -> dict[str, dict[str, int]]:

@@ -18,7 +18,14 @@ def describe(evidence: dict[str, Evidence], cuda: bool = True) -> str:
             unknown.append(label)
         else:
             groups.setdefault((found.grade, found.source), []).append(label)
-    parts = [f"{', '.join(labels)} {grade} ({', '.join(source)})" for (grade, source), labels in groups.items()]
+    parts = [f"{', '.join(labels)} {grade} ({_sources(source)})" for (grade, source), labels in groups.items()]
     if unknown:
         parts.append(f"{', '.join(unknown)} unknown")
     return "facts: " + "; ".join(parts)
+
+
+def _sources(keys: tuple[str, ...]) -> str:
+    # A build shared by many patch releases cites each one's metadata; --json lists them all.
+    if len(keys) > 4:
+        return f"{', '.join(keys[:2])} and {len(keys) - 2} more"
+    return ", ".join(keys)

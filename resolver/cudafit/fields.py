@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit.errors import DataError
 from cudafit.records import CC, GRADES, PLATFORMS, Evidence, parse_cc
 
-SCHEMA = 1
+SCHEMA = 2
 UNKNOWN = "unknown"
 PYTHON_RE = re.compile(r"^3\.\d{1,2}$")
 CUDA_TAG_RE = re.compile(r"^cu(\d+)$")
@@ -305,11 +305,11 @@ def read_cuda(e: Entry, key: str, toolkits: dict, *, required: bool = True) -> O
     return cuda
 
 
-def read_arch_lists(e: Entry, cuda: Optional[Version], toolkits: dict, *, any_minor: bool = False) -> tuple:
+def read_arch_lists(e: Entry, cuda: Optional[Version], toolkits: dict, *, any_minor: bool = False, required: bool = False) -> tuple:
     """sass/ptx, checked against what the toolkit can target. With any_minor (JAX: cuda is the
     oldest runtime it accepts, the build itself used a newer one) any toolkit of the major counts."""
-    sass = e.get("sass", read_cc_set_or_unknown, required=False)
-    ptx = e.get("ptx", read_cc_set_or_unknown, required=False)
+    sass = e.get("sass", read_cc_set_or_unknown, required=required)
+    ptx = e.get("ptx", read_cc_set_or_unknown, required=required)
     if cuda is None:
         return sass, ptx
     if any_minor:

@@ -118,7 +118,8 @@ def _cache_key(root: Path, files: list[Path]) -> str:
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
     readers = [Path(p.read_file.__code__.co_filename) for p in PROVIDERS]
-    for path in [*files, *(here.with_name(n) for n in ("loader.py", "records.py", "gpus.py", "fields.py")), *readers]:
+    shared = [here.with_name(n) for n in ("loader.py", "records.py", "gpus.py", "fields.py")] + [here.parent / "frameworks" / "build_data.py"]
+    for path in [*files, *shared, *readers]:
         try:
             st = path.stat()
         except OSError as exc:

@@ -105,26 +105,47 @@ class Evidence(NamedTuple):
         return f"{self.grade} ({', '.join(self.source)})"
 
 
-class TorchVariant(NamedTuple):
-    tag: str  # cu124, cpu, rocm6.2
+class Build(NamedTuple):
+    """One build of a framework release: a `[[build]]` of schema 2, the same record for every
+    framework (matrices/README.md). Fields past `evidence` are facts only some frameworks have."""
+
+    tag: str  # torch's local version tag (cu126, cpu, rocm6.2); a CUDA flavour elsewhere (cu12)
     kind: str  # "cuda" | "cpu" | "rocm" | "other"
     platforms: frozenset[str]
-    cuda: Optional[Version] = None
-    rocm: Optional[str] = None
+    cuda: Optional[Version] = None  # the CUDA it was built with (JAX: the oldest runtime its pins accept); None: unknown
     cudnn: Optional[str] = None  # None for CUDA builds means unknown
     sass: Optional[frozenset[CC]] = None  # None: unknown
     ptx: Optional[frozenset[CC]] = None
+    pins: Optional[dict[str, str]] = None  # the nvidia-*/cuda-* wheels it installs with; {}: none; None: unknown
     python: Optional[frozenset[str]] = None  # None: as the release
-    pins: Optional[dict[str, str]] = None  # the build cudafit installs (the index wheel); None: unknown
+    index_url: str = ""  # "": the framework's own (torch: its download index per tag; others: PyPI)
+    package: str = ""  # the distribution, where it is not the framework's own name (onnxruntime-gpu)
+    extras: tuple[str, ...] = ()  # the extras that select it or bring its CUDA wheels: and-cuda, cuda12, cuda+cudnn
     notes: str = ""
-    pypi_pins: Optional[dict[str, str]] = None  # the PyPI wheel's, where they differ from the index build's
     # fact (exists, cuda, cudnn, sass, ptx, pins, pypi_pins) -> how it is known; the shared empty
     # default is never mutated (records are built once by the loader and only read)
     evidence: dict[str, Evidence] = {}
+    rocm: Optional[str] = None  # torch: the ROCm release of a rocm build
+    pypi_pins: Optional[dict[str, str]] = None  # torch: the PyPI wheel's pins, where they differ from the index build's
+    packages: tuple[str, ...] = ()  # JAX: the distributions its extra brings
+    local: str = ""  # JAX: the local version tag of a find-links jaxlib (cuda12.cudnn89)
+    find_links: str = ""  # JAX: the -f page pip needs for it
+    pins_python: Optional[frozenset[str]] = None  # TensorFlow: the Pythons its [and-cuda] pins install on; None: all
+    cuda_wheels: Optional[dict[str, str]] = None  # TensorFlow: the pins that still install where [and-cuda] cannot
+    conda: Optional[dict[str, str]] = None  # TensorFlow: the conda route for CUDA (cudatoolkit, cudnn, channel)
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
         return found.grade if found else "unknown"
+
+    @property
+    def major(self) -> int:
+        """The CUDA major: the version's, else the flavour tag's (cu12)."""
+        return self.cuda.major if self.cuda is not None else int(self.tag.removeprefix("cu"))
+
+    @property
+    def extra(self) -> str:
+        return self.extras[0] if self.extras else ""
 
 
 class TorchRelease(NamedTuple):
@@ -136,7 +157,7 @@ class TorchRelease(NamedTuple):
     torchaudio: Optional[str]
     conda_cuda: tuple[str, ...]
     pypi_variant: dict[str, str]
-    variants: tuple[TorchVariant, ...]
+    builds: tuple[Build, ...]
     source: tuple[str, ...] = ()
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     # CUDA builds the wheel's own arch table or a build matrix lists, but which were not published
@@ -154,43 +175,16 @@ class TFRelease(NamedTuple):
     date: str
     python: frozenset[str]
     platforms: frozenset[str]
-    gpu_platforms: frozenset[str]  # where the `tensorflow` wheel can use an NVIDIA GPU
-    cuda: Optional[Version]  # tested build configuration; None: unknown
-    cudnn: Optional[str]
     extras: tuple[str, ...]
-    sass: Optional[frozenset[CC]]
-    ptx: Optional[frozenset[CC]]
-    and_cuda: Optional[dict[str, str]]  # Requires-Dist of the [and-cuda] extra
-    conda: Optional[dict[str, str]] = None  # the conda route for CUDA (cudatoolkit, cudnn, channel)
+    builds: tuple[Build, ...]  # its CUDA build, where the `tensorflow` wheel can use an NVIDIA GPU
     cpu_package: Optional[str] = None
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     cpu_package_platforms: Optional[frozenset[str]] = None  # where cpu_package has wheels
-    and_cuda_python: Optional[frozenset[str]] = None  # None: wherever the release installs
-    # Where [and-cuda] cannot install on a Python: the CUDA wheels it pins that still install and
-    # suffice (TensorRT left out), pinned exactly, installed beside plain tensorflow.
-    cuda_wheels: Optional[dict[str, str]] = None
     macos_min: dict[str, str] = {}  # as TorchRelease.macos_min (never mutated)
     macos_min_by_python: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return pythons_on(self.python, self.python_by_platform, platform)
-
-
-class JaxCuda(NamedTuple):
-    extra: str  # cuda12, cuda12_pip, cuda13
-    flavour: str  # cu11 | cu12 | cu13
-    cuda_min: Optional[Version]
-    cudnn_min: Optional[str]
-    packages: tuple[str, ...]
-    find_links: str
-    platforms: frozenset[str]
-    sass: Optional[frozenset[CC]]
-    ptx: Optional[frozenset[CC]]
-    pins: Optional[dict[str, str]]
-
-    @property
-    def major(self) -> int:
-        return int(self.flavour.removeprefix("cu"))
 
 
 class JaxRelease(NamedTuple):
@@ -200,7 +194,7 @@ class JaxRelease(NamedTuple):
     python: frozenset[str]
     platforms: frozenset[str]
     extras: tuple[str, ...]
-    cuda: tuple[JaxCuda, ...]
+    builds: tuple[Build, ...]  # one per CUDA extra cudafit models
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     macos_min: dict[str, str] = {}  # of the jaxlib wheels, as TorchRelease.macos_min (never mutated)
     macos_min_by_python: dict[str, str] = {}
@@ -209,32 +203,12 @@ class JaxRelease(NamedTuple):
         return pythons_on(self.python, self.python_by_platform, platform)
 
 
-class OrtBuild(NamedTuple):
-    """One CUDA build of an onnxruntime-gpu release (matrices/onnxruntime/)."""
-
-    package: str  # the distribution: onnxruntime-gpu
-    index_url: Optional[str]  # None: PyPI
-    flavour: str  # cu11 | cu12 | cu13
-    cuda: Optional[Version]  # the CUDA it was built with; None: unknown
-    cudnn: Optional[str]  # major.minor it was built with, or the major alone where only it is known; None: unknown
-    extras: tuple[str, ...]  # the extras that bring nvidia-* wheels
-    pins: Optional[dict[str, str]]  # their Requires-Dist; None: unknown
-    platforms: frozenset[str]
-    sass: Optional[frozenset[CC]]
-    ptx: Optional[frozenset[CC]]
-    evidence: dict[str, Evidence] = {}  # never mutated
-
-    @property
-    def major(self) -> int:
-        return int(self.flavour.removeprefix("cu"))
-
-
 class OrtRelease(NamedTuple):
     version: Version
     date: str
     python: frozenset[str]
     platforms: frozenset[str]
-    builds: tuple[OrtBuild, ...]
+    builds: tuple[Build, ...]
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     macos_min: dict[str, str] = {}  # no macOS wheels; kept so every release screens alike (never mutated)
     macos_min_by_python: dict[str, str] = {}

@@ -13,10 +13,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from cudafit import rules
+from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
 from cudafit.frameworks.jax_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, JaxCuda, JaxRelease, Machine, Matrices, PackagePin, Rejection
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, JaxRelease, Machine, Matrices, PackagePin, Rejection
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
@@ -79,68 +79,69 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue
-        unmodelled = set(extras) - {canonicalize_name(f.extra) for f in release.cuda}
+        unmodelled = set(extras) - {canonicalize_name(b.extra) for b in release.builds}
         if unmodelled:
             local = any(e.endswith("-local") for e in unmodelled)
             reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
                             + (" (the -local extras use a CUDA installed on the system)" if local else ""))
             continue
-        for flavour in release.cuda:
-            if extras and canonicalize_name(flavour.extra) not in extras:
+        for build in release.builds:
+            if extras and canonicalize_name(build.extra) not in extras:
                 continue
-            result = _judge(release, flavour, machine, matrices, policy, driver_problem)
+            result = _judge(release, build, machine, matrices, policy, driver_problem)
             if isinstance(result, Rejection):
                 rejected.append(result)
                 continue
             tier, why, warnings, verified = result
-            ranked.append(((tier, age, -flavour.major), _candidate(release, flavour, flavour.flavour, why, warnings,
-                                                                   flavour.pins or {}, verified)))
-        if not release.cuda and not want_cpu:
+            ranked.append(((tier, age, -build.major), _candidate(release, build, build.tag, why, warnings,
+                                                                   build.pins or {}, verified)))
+        if not release.builds and not want_cpu:
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
 
 
-def _judge(release: JaxRelease, flavour: JaxCuda, machine: Machine, matrices: Matrices, policy, driver_problem):
+def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy, driver_problem):
     def reject(constraint: str, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, flavour.flavour, constraint, reason)
+        return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
-    if machine.platform not in flavour.platforms:
-        return reject("platform", f"jax[{flavour.extra}] has no wheels for {machine.platform}")
+    if machine.platform not in build.platforms:
+        return reject("platform", f"jax[{build.extra}] has no wheels for {machine.platform}")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    if flavour.cuda_min is None:
-        return reject("data", f"the CUDA version of jax[{flavour.extra}] is unknown in cudafit's data")
+    if build.cuda is None:
+        return reject("data", f"the CUDA version of jax[{build.extra}] is unknown in cudafit's data")
     # pip brings the newest CUDA runtime of the major that the plugin allows, so the major's
     # minor-version floor is what the driver must meet (JAX's install guide states the same floor).
     # The plugin was compiled with a newer toolkit of the major than the runtime it accepts; the
     # newest one cudafit knows bounds what it can carry.
-    built_with = rules.newest_toolkit(matrices, flavour.major) or flavour.cuda_min
-    driver_cuda = rules.installed_runtime(matrices, flavour.cuda_min, flavour.pins) if policy.strict_driver else flavour.cuda_min
-    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, flavour.sass, flavour.ptx,
+    built_with = rules.newest_toolkit(matrices, build.major) or build.cuda
+    driver_cuda = rules.installed_runtime(matrices, build.cuda, build.pins) if policy.strict_driver else build.cuda
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx,
                                      policy.strict_driver, driver_problem, built_with)
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
-    unverified = flavour.sass is None and any(g.compute_capability for g in machine.gpus)
-    arch_warning = (f"which GPU architectures jax[{flavour.extra}] {release.version} carries is unknown; not checked"
+    unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
+    arch_warning = (f"which GPU architectures jax[{build.extra}] {release.version} carries is unknown; not checked"
                     if unverified or verdict.arch is None else verdict.arch.warning)
     warnings = tuple(w for w in (verdict.driver.warning if verdict.driver else None, arch_warning) if w)
-    if flavour.find_links:
-        warnings += (f"jax[{flavour.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
+    if build.find_links:
+        warnings += (f"jax[{build.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
     tier = 2 if needs_jit else (1 if unverified else 0)
-    why = (f"jax[{flavour.extra}]: CUDA {flavour.cuda_min}+, cuDNN {flavour.cudnn_min or 'unknown'}+; {verdict.reason}",)
+    why = (f"jax[{build.extra}]: CUDA {build.cuda}+, cuDNN {build.cudnn or 'unknown'}+; {verdict.reason}; "
+           f"{evidence.describe(build.evidence)}",)
     return tier, why, warnings, not unverified
 
 
-def _candidate(release: JaxRelease, flavour, tag, why, warnings, pins, verified) -> Candidate:
-    extras = (flavour.extra,) if flavour else ()
+def _candidate(release: JaxRelease, build, tag, why, warnings, pins, verified) -> Candidate:
+    extras = (build.extra,) if build else ()
     pin = PackagePin("jax", str(release.version), None, tag, None, extras=extras,
-                     find_links=(flavour.find_links or None) if flavour else None)
+                     find_links=(build.find_links or None) if build else None)
     return Candidate(
-        family=FAMILY, version=release.version, tag=tag, kind="cuda" if flavour else "cpu", packages=(pin,),
-        cuda=f"{flavour.cuda_min}" if flavour and flavour.cuda_min else None,
-        cudnn=flavour.cudnn_min if flavour else None, pins=dict(pins),
-        pins_known=flavour is None or flavour.pins is not None, verified=verified,
+        family=FAMILY, version=release.version, tag=tag, kind="cuda" if build else "cpu", packages=(pin,),
+        cuda=f"{build.cuda}" if build and build.cuda else None,
+        cudnn=build.cudnn if build else None, pins=dict(pins),
+        pins_known=build is None or build.pins is not None, verified=verified, evidence=dict(build.evidence) if build else {},
         why=tuple(why), warnings=tuple(warnings),
     )

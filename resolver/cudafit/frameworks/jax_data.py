@@ -1,78 +1,45 @@
-"""Reading matrices/jax/jax-X.Y.toml (matrices/README.md)."""
+"""Reading matrices/jax/jax-X.Y.toml (matrices/README.md): releases and their CUDA builds, one
+per extra (jax[cuda12], jax[cuda13], the older find-links jax[cuda12_pip])."""
 
 from __future__ import annotations
 
-from cudafit.errors import DataError
-from cudafit.fields import (
-    UNKNOWN,
-    Entry,
-    line_header,
-    line_releases,
-    read_arch_lists,
-    read_cuda,
-    read_date,
-    read_macos_fields,
-    read_pins,
-    read_platforms,
-    read_python_map,
-    read_pythons,
-    read_str,
-    read_str_list,
-)
-from cudafit.records import JaxCuda, JaxRelease
+from typing import Any
+
+from packaging.version import Version
+
+from cudafit.fields import Entry, line_header, read_str, read_str_list
+from cudafit.frameworks.build_data import read_builds, read_releases
+from cudafit.records import Build, JaxRelease
 
 DATA_PREFIX = "jax/jax-"
 
 
-_FLAVOURS = {"cu11": 11, "cu12": 12, "cu13": 13}
-
-
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
-    from packaging.requirements import InvalidRequirement, Requirement
+    sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
+    releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
+    builds = read_builds(file, doc, sources, releases, toolkits, more=_build, cuda_is_floor=True)
+    return [JaxRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
 
-    sources, line = line_header(file, doc, "jax/jax-", {"release"}, dates)
-    out = []
-    for i, e, version in line_releases(file, doc, sources, line):
-        platforms = e.get("platforms", read_platforms)
-        extras = tuple(e.get("extras", read_str_list))
-        flavours = []
-        raw_cuda = e.get("cuda", lambda v: v if isinstance(v, list) else read_str_list(v), required=False, default=[])
-        for j, item in enumerate(raw_cuda, 1):
-            c = Entry(file, f"[[release]] #{i} ({version}) [[release.cuda]] #{j}", item, sources)
-            extra = c.get("extra", read_str)
-            if extra not in extras:
-                raise c.fail("extra", f"is not among the release's extras {list(extras)}")
-            flavour = c.get("flavour", read_str)
-            if flavour not in _FLAVOURS:
-                raise c.fail("flavour", f"expected one of {', '.join(_FLAVOURS)}")
-            cuda_min = read_cuda(c, "cuda_min", toolkits, required=False)
-            if cuda_min is not None and cuda_min.major != _FLAVOURS[flavour]:
-                raise c.fail("cuda_min", f"is not a CUDA {_FLAVOURS[flavour]}.x version")
-            sass, ptx = read_arch_lists(c, cuda_min, toolkits, any_minor=True)
-            packages = tuple(c.get("packages", read_str_list))
-            for text in packages:
-                try:
-                    Requirement(text)
-                except InvalidRequirement:
-                    raise c.fail("packages", f"{text!r} is not a PEP 508 requirement") from None
-            cuda_platforms = c.get("platforms", read_platforms)
-            if not cuda_platforms <= platforms:
-                raise c.fail("platforms", "names a platform missing from the release's platforms")
-            cudnn_min = c.get("cudnn_min", read_str, required=False)
-            flavours.append(JaxCuda(
-                extra=extra, flavour=flavour, cuda_min=cuda_min,
-                cudnn_min=None if cudnn_min in (None, UNKNOWN) else cudnn_min, packages=packages,
-                find_links=c.get("find_links", lambda v: v if isinstance(v, str) else read_str(v), required=False, default=""),
-                platforms=cuda_platforms, sass=sass, ptx=ptx, pins=c.get("pins", read_pins, required=False),
-            ))
-            c.finish()
-        out.append(JaxRelease(
-            version=version, date=e.get("date", read_date), jaxlib=e.get("jaxlib", read_str, required=False),
-            python=e.get("python", read_pythons), platforms=platforms, extras=extras, cuda=tuple(flavours),
-            python_by_platform=e.get("python_by_platform", read_python_map, required=False),
-            **read_macos_fields(e, platforms),
-        ))
-        e.finish()
-    if not out:
-        raise DataError(f"{file}: no [[release]] entries")
-    return out
+
+def _release(e: Entry, version: Version) -> dict[str, Any]:
+    return dict(jaxlib=e.get("jaxlib", read_str, required=False), extras=tuple(e.get("extras", read_str_list)))
+
+
+def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
+    """JAX's own facts of a build: the extra that selects it, the distributions it brings, the
+    find-links page of the older jaxlib CUDA wheels."""
+    from packaging.utils import canonicalize_name
+
+    if build.kind != "cuda" or len(build.tag) != 4:
+        raise e.fail("tag", "a JAX build is a CUDA flavour like cu12")
+    if len(build.extras) != 1:
+        raise e.fail("extras", "a JAX build is selected by one extra, like cuda12")
+    for release in releases:
+        if build.extra not in release["extras"]:
+            raise e.fail("extras", f"{build.extra} is not among the extras of every release it names ({list(release['extras'])})")
+    packages = tuple(e.get("packages", read_str_list))
+    for name in packages:
+        if str(canonicalize_name(name)) != name:
+            raise e.fail("packages", f"{name!r} is not a normalised distribution name")
+    return dict(packages=packages, local=e.get("local", read_str, required=False, default=""),
+                find_links=e.get("find_links", read_str, required=False, default=""))

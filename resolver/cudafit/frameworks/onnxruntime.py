@@ -17,7 +17,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
 from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import Candidate, Machine, Matrices, OrtBuild, OrtRelease, PackagePin, Policy, Rejection
+from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
@@ -69,10 +69,10 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     return [c for _k, c in ranked], rejected
 
 
-def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Matrices, policy: Policy,
+def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy,
            driver_problem: Optional[str]):
     def reject(constraint: str, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, build.flavour, constraint, reason)
+        return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
     if policy.cpu or machine.os == "macos" or (machine.driver_known and machine.driver is None):
         return reject("accelerator", f"{FAMILY} is the CUDA build of ONNX Runtime; without an NVIDIA GPU use onnxruntime")
@@ -83,7 +83,7 @@ def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Mat
         return reject(*verdict.rejection)
     warnings = list(verdict.warnings)
     if build.cudnn is None:
-        warnings.append(f"cuDNN of {FAMILY} {release.version}+{build.flavour} is unknown in cudafit's data")
+        warnings.append(f"cuDNN of {FAMILY} {release.version}+{build.tag} is unknown in cudafit's data")
     unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
     tier = 2 if verdict.needs_jit else (1 if unverified else 0)
     if not build.extras:
@@ -97,13 +97,13 @@ def _judge(release: OrtRelease, build: OrtBuild, machine: Machine, matrices: Mat
     return tier, why, tuple(warnings)
 
 
-def _candidate(release: OrtRelease, build: OrtBuild, extras: frozenset[str], why: tuple[str, ...],
+def _candidate(release: OrtRelease, build: Build, extras: frozenset[str], why: tuple[str, ...],
                warnings: tuple[str, ...], machine: Machine) -> Candidate:
     # The extras that bring the CUDA libraries as wheels, unless the spec chose its own.
     chosen = tuple(sorted(extras)) if extras else build.extras
-    pin = PackagePin(build.package, str(release.version), None, build.flavour, build.index_url, extras=chosen)
+    pin = PackagePin(build.package, str(release.version), None, build.tag, build.index_url or None, extras=chosen)
     return Candidate(
-        family=FAMILY, version=release.version, tag=build.flavour, kind="cuda", packages=(pin,),
+        family=FAMILY, version=release.version, tag=build.tag, kind="cuda", packages=(pin,),
         cuda=str(build.cuda) if build.cuda else f"{build.major}", cudnn=build.cudnn,
         pins=dict(build.pins or {}) if chosen else {}, pins_known=build.pins is not None or not chosen,
         verified=build.sass is not None or not any(g.compute_capability for g in machine.gpus),

@@ -18,7 +18,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.frameworks.base import python_range
 from cudafit.frameworks.pytorch_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, TorchVariant, driver_key
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, driver_key
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -47,7 +47,7 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
     return [version]
 
 
-def package_source(release: TorchRelease, variant: TorchVariant, platform: str, template: str) -> tuple[Optional[str], Optional[str]]:
+def package_source(release: TorchRelease, variant: Build, platform: str, template: str) -> tuple[Optional[str], Optional[str]]:
     """(index_url, local tag) for a build: None index means PyPI.
 
     On Linux the PyTorch index is used even when PyPI serves the same build, so that the variant is
@@ -77,7 +77,7 @@ def candidates(
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
 
     ranked: list[tuple[tuple, Candidate]] = []
-    siblings: dict[str, tuple[str, list[tuple[Version, TorchVariant]]]] = {}
+    siblings: dict[str, tuple[str, list[tuple[Version, Build]]]] = {}
     # A local version names one build (torch==2.10.0+cu128, cudafit's own output pasted back):
     # releases are matched on the public version, builds on the tag, as pip matches local versions.
     public, tags = split_locals(specs)
@@ -101,7 +101,7 @@ def candidates(
             rejected.append(Rejection(FAMILY, release.version, None, "platform", too_old))
             continue
         options = []
-        for variant in release.variants:
+        for variant in release.builds:
             if platform not in variant.platforms:
                 continue
             if tags and variant.tag not in tags:
@@ -157,13 +157,13 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
     return None
 
 
-def _known_siblings(matrices: Matrices, variant: TorchVariant, platform: Optional[str], memo: dict
-                    ) -> tuple[str, list[tuple[Version, TorchVariant]]]:
+def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str], memo: dict
+                    ) -> tuple[str, list[tuple[Version, Build]]]:
     """The builds of the same variant on the same platform, in any release, whose lists are known;
     failing those, the known builds of the same CUDA major there. Returns (what they are, builds)."""
     if variant.tag not in memo:
-        def known(same) -> list[tuple[Version, TorchVariant]]:
-            return [(r.version, v) for r in matrices.torch for v in r.variants
+        def known(same) -> list[tuple[Version, Build]]:
+            return [(r.version, v) for r in matrices.torch for v in r.builds
                     if v.kind == "cuda" and same(v) and platform in v.platforms and v.sass is not None]
 
         found = known(lambda v: v.tag == variant.tag)
@@ -248,7 +248,7 @@ _FACT_WORDS = {"exists": "that the index serves it", "sass": "its GPU architectu
                "cudnn": "its cuDNN", "pins": "its nvidia-* pins"}
 
 
-def _reported(release: TorchRelease, variant: TorchVariant) -> tuple[str, ...]:
+def _reported(release: TorchRelease, variant: Build) -> tuple[str, ...]:
     """Reported facts are used like measured ones, but the answer says what it rests on."""
     facts = [(fact, variant.evidence[fact]) for fact in _FACT_WORDS if variant.grade(fact) == "reported"]
     if not facts:
@@ -259,12 +259,12 @@ def _reported(release: TorchRelease, variant: TorchVariant) -> tuple[str, ...]:
             "the wheel nor stated by PyTorch's build configuration for this release",)
 
 
-def _arch_evidence(variant: TorchVariant) -> str:
+def _arch_evidence(variant: Build) -> str:
     parts = [f"{label} list {variant.grade(fact)}" for fact, label in (("sass", "SASS"), ("ptx", "PTX"))]
     return ", ".join(parts)
 
 
-def evidence_text(variant: TorchVariant) -> str:
+def evidence_text(variant: Build) -> str:
     return evidence.describe(variant.evidence, variant.kind == "cuda")
 
 

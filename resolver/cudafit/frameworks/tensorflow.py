@@ -15,7 +15,7 @@ from typing import Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudafit import rules
+from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
 from cudafit.frameworks.tensorflow_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
@@ -91,84 +91,88 @@ def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
 
 
 def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, driver_problem, extras):
-    label_tag = f"cu{release.cuda.major}" if release.cuda else "cuda"
+    build = next((b for b in release.builds if machine.platform in b.platforms), None)
+    if build is None:
+        tag = release.builds[0].tag if release.builds else "cuda"
+        if machine.os == "windows":
+            return Rejection(FAMILY, release.version, tag, "os",
+                             "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
+                             "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)")
+        return Rejection(FAMILY, release.version, tag, "platform",
+                         f"the tensorflow wheel for {machine.platform} has no CUDA support (its CPU build: --cpu)")
+    label_tag = build.tag
 
     def reject(constraint: str, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, label_tag, constraint, reason)
 
-    if machine.platform not in release.gpu_platforms:
-        if machine.os == "windows":
-            return reject("os", "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
-                                "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)")
-        return reject("platform", f"the tensorflow wheel for {machine.platform} has no CUDA support "
-                                  "(its CPU build: --cpu)")
-    if release.cuda is None:
+    if build.cuda is None:
         return reject("data", "the CUDA version of this release's build is unknown in cudafit's data")
-    pip_cuda = "and-cuda" in release.extras and machine.platform.startswith("linux")
+    pip_cuda = "and-cuda" in build.extras and (machine.platform or "").startswith("linux")
     # Under --strict-driver the driver must serve the runtime pip installs, which for [and-cuda]
     # ranges (2.20 on) is the newest of the major, not the tested one.
-    driver_cuda = rules.installed_runtime(matrices, release.cuda, release.and_cuda) if (
-        policy.strict_driver and pip_cuda) else release.cuda
-    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, release.sass, release.ptx,
-                                     policy.strict_driver, driver_problem, built_with=release.cuda)
+    driver_cuda = rules.installed_runtime(matrices, build.cuda, build.pins) if (
+        policy.strict_driver and pip_cuda) else build.cuda
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx,
+                                     policy.strict_driver, driver_problem, built_with=build.cuda)
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
     warnings = list(verdict.warnings)
     extra: tuple[PackagePin, ...] = ()
-    installed_cuda = release.cuda
+    installed_cuda = build.cuda
     wheels_route = False
-    if pip_cuda and release.and_cuda_python is not None and machine.python not in release.and_cuda_python:
-        if not release.cuda_wheels:
+    if pip_cuda and build.pins_python is not None and machine.python not in build.pins_python:
+        if not build.cuda_wheels:
             return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
                                     "some of its pins have no wheels there")
         # The extra's CUDA wheels install on any Python; only its TensorRT pins do not, and
         # TensorFlow runs without TensorRT. Same libraries, named one by one.
         wheels_route = True
     if wheels_route:
-        wheels = release.cuda_wheels or {}
+        wheels = build.cuda_wheels or {}
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
         extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None, supports=FAMILY)
                       for name, spec in sorted(wheels.items()))
-        missing = sorted(set(release.and_cuda or {}) - set(wheels))
-        why = (f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
+        missing = sorted(set(build.pins or {}) - set(wheels))
+        why = (f"CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
                f"tensorflow[and-cuda]=={release.version} cannot install on Python {machine.python} "
                f"({', '.join(missing)} {'has' if len(missing) == 1 else 'have'} no wheel there); TensorRT is left out")
         pins = dict(wheels)
         warnings.append(f"tensorflow {release.version} is installed without TensorRT (TF-TRT is not available)")
     elif pip_cuda:
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None, extras=("and-cuda",))
-        why = f"CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} as pip wheels ([and-cuda])"
-        runtime = rules.installed_runtime(matrices, release.cuda, release.and_cuda)
-        if runtime != release.cuda:
+        why = f"CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} as pip wheels ([and-cuda])"
+        runtime = rules.installed_runtime(matrices, build.cuda, build.pins)
+        if runtime != build.cuda:
             # The extra pins ranges: pip installs the newest runtime of the major, not the tested one.
-            specs = release.and_cuda or {}
+            specs = build.pins or {}
             runtime_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cuda-runtime")), "")
             cudnn_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cudnn")), "cuDNN unknown")
-            why = (f"pip installs the newest CUDA {release.cuda.major}.x runtime from [and-cuda] ({runtime_pin}: "
+            why = (f"pip installs the newest CUDA {build.cuda.major}.x runtime from [and-cuda] ({runtime_pin}: "
                    f"{runtime} in cudafit's data) and {cudnn_pin}; "
-                   f"tested build: CUDA {release.cuda}, cuDNN {release.cudnn or 'unknown'}")
+                   f"tested build: CUDA {build.cuda}, cuDNN {build.cudnn or 'unknown'}")
             installed_cuda = runtime
-        pins = dict(release.and_cuda or {})
-        if release.and_cuda is None:
+        pins = dict(build.pins or {})
+        if build.pins is None:
             warnings.append(f"the [and-cuda] requirements of tensorflow {release.version} are unknown in cudafit's data")
     else:
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
         pins = {}
-        if release.conda and machine.os == "windows":
-            why = (f"needs CUDA {release.cuda} and cuDNN {release.cudnn} from conda "
-                   f"(cudatoolkit={release.conda['cudatoolkit']} cudnn={release.conda['cudnn']} -c {release.conda['channel']})")
+        if build.conda and machine.os == "windows":
+            why = (f"needs CUDA {build.cuda} and cuDNN {build.cudnn} from conda "
+                   f"(cudatoolkit={build.conda['cudatoolkit']} cudnn={build.conda['cudnn']} -c {build.conda['channel']})")
         else:
-            why = f"needs CUDA {release.cuda} and cuDNN {release.cudnn or 'unknown'} installed on the system (not brought by pip)"
+            why = f"needs CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} installed on the system (not brought by pip)"
         warnings.append(f"tensorflow {release.version}: {why}")
-    unverified = release.sass is None and any(g.compute_capability for g in machine.gpus)
+    unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
     tier = 3 if needs_jit else (1 if unverified else 0)
     if not pip_cuda:
         tier += 1  # a build that brings its own CUDA beats one that needs a system install
     candidate = Candidate(
         family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin, *extra),
-        cuda=f"{installed_cuda}", cudnn=release.cudnn, pins=pins, pins_known=not pip_cuda or release.and_cuda is not None,
+        cuda=f"{installed_cuda}", cudnn=build.cudnn, pins=pins, pins_known=not pip_cuda or build.pins is not None,
         verified=not unverified,
-        why=(f"{why}; {verdict.reason}",), warnings=tuple(warnings), conda=release.conda,
+        why=(f"{why}; {verdict.reason}; {evidence.describe(build.evidence)}",), warnings=tuple(warnings), conda=build.conda,
+        evidence=dict(build.evidence),
     )
     return tier, candidate
