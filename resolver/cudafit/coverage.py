@@ -79,7 +79,7 @@ def coverage_text(rows: list[CoverageRow]) -> str:
         lines.append(f"{label:<{width}}  " + " ".join(f"{_SHORT[r.facts[f]]:<6}" for f in FACTS))
     lines.append("")
     lines.append("M measured (read from the shipped wheel)  D declared (the project's build configuration or release "
-                 "documents)  R reported (a third party)  ? unknown  u known, not yet graded  - not applicable")
+                 "documents)  R reported (a third party)  ? unknown  - not applicable")
     for framework, counts in summary(rows).items():
         lines.append(f"{framework}: " + ", ".join(f"{n} {grade}" for grade, n in counts.items()))
     return "\n".join(lines) + "\n"
