@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Optional
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cudafit import evidence, rules
@@ -66,7 +65,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         if out is not None:
             rejected.append(out)
             continue
-        missing = set(extras) - {canonicalize_name(e) for e in release.extras}
+        missing = set(extras) - {_normal(e) for e in release.extras} if extras else set()
         if missing:
             reject("extra", f"has no extra {', '.join(sorted(missing))} (has {', '.join(release.extras) or 'none'})")
             continue
@@ -79,14 +78,14 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue
-        unmodelled = set(extras) - {canonicalize_name(b.extra) for b in release.builds}
+        unmodelled = set(extras) - {_normal(b.extra) for b in release.builds} if extras else set()
         if unmodelled:
             local = any(e.endswith("-local") for e in unmodelled)
             reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
                             + (" (the -local extras use a CUDA installed on the system)" if local else ""))
             continue
         for build in release.builds:
-            if extras and canonicalize_name(build.extra) not in extras:
+            if extras and _normal(build.extra) not in extras:
                 continue
             result = _judge(release, build, machine, matrices, policy, driver_problem)
             if isinstance(result, Rejection):
@@ -99,6 +98,13 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
+
+
+def _normal(extra: str) -> str:
+    # Only runs that name a jax extra reach here: packaging.utils pulls in the wheel-tag machinery.
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(extra))
 
 
 def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy, driver_problem):
