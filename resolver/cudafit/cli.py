@@ -41,6 +41,25 @@ def _machine_options(func):
     return collect
 
 
+def _policy_options(func):
+    """--strict-driver, --cpu and --mixed-cuda, collected into one Policy (records.Policy)."""
+    options = [
+        click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility)."),
+        click.option("--cpu", is_flag=True, help="A CPU-only build even where a GPU is present."),
+        click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment."),
+    ]
+
+    @functools.wraps(func)
+    def collect(*args, strict_driver, cpu, mixed_cuda, **kwargs):
+        from cudafit.records import Policy
+
+        return func(*args, policy=Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda), **kwargs)
+
+    for option in reversed(options):
+        collect = option(collect)
+    return collect
+
+
 def _usage_line(exc: click.ClickException) -> str:
     """click's message as the contract's one line: "Invalid value for '--format': ... (see 'cudafit resolve --help')"."""
     message = " ".join(exc.format_message().split()).rstrip(".")
@@ -108,17 +127,13 @@ def _load():
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the CLI contract).")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), help="Print this install form instead of the summary.")
 @click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format or --json output to FILE ('-': standard output).")
-@click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility).")
-@click.option("--cpu", is_flag=True, help="Resolve a CPU-only build even where a GPU is present.")
-@click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
+@_policy_options
 @click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
-def resolve(specs, described: MachineOptions, as_json, fmt, output, strict_driver, cpu,
-            mixed_cuda, why_not, env_name):
+def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio
     from cudafit.machine import build_machine
-    from cudafit.records import Policy
     from cudafit.report import resolution_json, resolution_text
     from cudafit.solve import resolve as solve
 
@@ -140,7 +155,6 @@ def resolve(specs, described: MachineOptions, as_json, fmt, output, strict_drive
 
     matrices = _load()
     machine = build_machine(described, matrices)
-    policy = Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
     res = solve(list(specs), machine, matrices, policy)
     if why_not:
         from cudafit.solve import why_not as explain_why_not
@@ -208,17 +222,14 @@ def detect(described: MachineOptions, as_json):
 @click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
 @click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]),
               help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.")
-@click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver.")
-@click.option("--cpu", is_flag=True, help="Install a CPU-only build.")
-@click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment.")
-def install(specs, described: MachineOptions, env, dry_run, fmt, strict_driver, cpu, mixed_cuda):
+@_policy_options
+def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
     import platform
 
     from cudafit import install as installer
     from cudafit.detect import detect_os, interpreter_version, normalize_arch
     from cudafit.machine import build_machine, check_arch, check_os
-    from cudafit.records import Policy
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve
 
@@ -229,7 +240,7 @@ def install(specs, described: MachineOptions, env, dry_run, fmt, strict_driver, 
                                          check_arch(described.arch) if described.arch else None,
                                          detect_os(), normalize_arch(platform.machine()))
     machine = build_machine(described._replace(python=python), matrices)
-    res = solve(list(specs), machine, matrices, Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
+    res = solve(list(specs), machine, matrices, policy)
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
         return 1
