@@ -220,7 +220,7 @@ def test_coverage_lists_every_build_and_its_grades(line_dir, monkeypatch):
 # (text to replace, replacement, expected message)
 BROKEN = [
     ('cudnn = { grade = "measured", source = ["wheel"] }\n', "",
-     "[[build]] #1 (cu126): field 'evidence': cudnn is known but has no grade"),
+     "[[build]] #1 (cu126): field 'evidence.cudnn': cudnn is known but has no grade"),
     ('exists = { grade = "declared", source = ["matrix"] }\n\n[[build]]\ntag = "cu124"',
      'exists = { grade = "declared", source = ["matrix"] }\nsass = { grade = "declared", source = ["matrix"] }\n\n[[build]]\ntag = "cu124"',
      "[[build]] #4 (cu128): field 'evidence.sass': sass is \"unknown\"; an unknown fact has no evidence"),

@@ -246,7 +246,7 @@ def read_evidence(e: Entry, known: dict[str, bool], optional: set[str]) -> dict[
     for fact, item in raw.items():
         where = f"evidence.{fact}"
         if fact not in known:
-            raise e.fail("evidence", f"names {fact!r}, which is not a fact of this build (expected one of {', '.join(known)})")
+            raise e.fail(where, f"names {fact!r}, which is not a fact of this build (expected one of {', '.join(known)})")
         if not known[fact]:
             raise e.fail(where, f"{fact} is \"unknown\"; an unknown fact has no evidence (remove it, or give the value)")
         if not isinstance(item, dict) or set(item) - {"grade", "source"}:
@@ -266,7 +266,7 @@ def read_evidence(e: Entry, known: dict[str, bool], optional: set[str]) -> dict[
             if fact in optional and "exists" in out:
                 out[fact] = out["exists"]
             else:
-                raise e.fail("evidence", f"{fact} is known but has no grade: add evidence.{fact} = {{ grade, source }}")
+                raise e.fail(f"evidence.{fact}", f"{fact} is known but has no grade: add evidence.{fact} = {{ grade, source }}")
     return out
 
 

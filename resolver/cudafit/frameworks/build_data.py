@@ -121,6 +121,8 @@ def read_build(e: Entry, toolkits: dict, *, cuda_is_floor: bool = False) -> Buil
     cudnn = e.get("cudnn", read_str)
     pins = e.get("pins", read_pins_or_unknown)
     known = {"exists": True, "cuda": cuda is not None, "cudnn": cudnn != UNKNOWN, "sass": sass is not None,
-             "ptx": ptx is not None, "pins": pins is not None, "pypi_pins": "pypi_pins" in e.raw}
+             "ptx": ptx is not None, "pins": pins is not None}
+    if "pypi_pins" in e.raw:  # torch's: a fact only where the PyPI wheel differs
+        known["pypi_pins"] = True
     return Build(kind="cuda", cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, sass=sass, ptx=ptx, pins=pins,
                  evidence=read_evidence(e, known, optional={"cuda"}), **common)
