@@ -33,6 +33,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -121,9 +122,12 @@ def _same_prefix(short: str, full: str | None) -> bool:
     return full is not None and (full == short or full.startswith(short + "."))
 
 
-def _pin(pins: dict[str, str] | None, prefix: str) -> str | None:
+def _pin(pins: dict[str, str] | None, prefix: str, exact: bool = False) -> str | None:
+    """The version a pin installs (exact) or allows at least (not exact); None when it says neither."""
     for dist, spec in (pins or {}).items():
         if str(canonicalize_name(dist)).startswith(prefix):
+            if exact and not (spec.startswith("==") and "," not in spec):
+                return None
             return _floor(spec)
     return None
 
@@ -141,7 +145,8 @@ def grade_tensorflow(release: dict, pins: dict | None) -> dict[str, dict]:
         ev["cuda"] = {"grade": "measured", "source": wheel}
     cudnn = release.get("cudnn", "unknown")
     if cudnn != "unknown":
-        if _same_prefix(cudnn, _pin(pins, "nvidia-cudnn")):
+        # TensorFlow's cuDNN is the tested build's: only an exact pin states it (a range's floor does not)
+        if _same_prefix(cudnn, _pin(pins, "nvidia-cudnn", exact=True)):
             ev["cudnn"] = {"grade": "measured", "source": pypi}
         else:
             # the wheel's build_info holds the cuDNN major only; the minor is the tested configuration
@@ -166,7 +171,10 @@ def grade_jax(release: dict, cuda: dict) -> dict[str, dict]:
         ev["exists"] = {"grade": "declared", "source": docs}  # JAX's own find-links page, not readable here
     else:
         ev["exists"] = {"grade": "measured", "source": plugin or pypi}
-    pins_from = _keys(src, r"^pypi-jax-\d") + _keys(src, r"^pypi-jax-cuda\d+-plugin-\d")
+    # Before 0.4.30 the plugin declared no nvidia-* requirements: the pins are jax's own extra's.
+    own = _keys(src, r"^pypi-jax-\d")
+    plugin_pins = _keys(src, r"^pypi-jax-cuda\d+-plugin-\d")
+    pins_from = own if own and Version(release["version"]) < Version("0.4.30") else (plugin_pins or own)
     for fact, field, prefix in (("cuda", "cuda_min", "nvidia-cuda-runtime"), ("cudnn", "cudnn_min", "nvidia-cudnn")):
         value = cuda.get(field, "unknown")
         if value == "unknown":

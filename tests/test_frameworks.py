@@ -47,3 +47,29 @@ def test_pairs_and_implied(matrices):
     assert list(torch.implied({"torchvision": SpecifierSet()})) == ["torch", "torchvision"]
     assert BY_FAMILY["jax"].check_extras(frozenset({"cuda12", "cuda13"}))
     assert BY_FAMILY["jax"].check_extras(frozenset({"cuda12"})) is None
+
+
+def test_a_jax_extra_split_by_platform_is_one_choice(tmp_path):
+    """One extra's build written as two entries (x86_64, aarch64): the entry for the other platform
+    is no rejection of the extra."""
+    import shutil
+
+    from cudafit.loader import data_dir, load
+    from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.solve import resolve
+
+    copy = tmp_path / "m"
+    shutil.copytree(data_dir(), copy)
+    path = copy / "jax" / "jax-0.8.toml"
+    text = path.read_text()
+    start = text.index("[[build]]")
+    end = text.index("[[build]]", start + 1)
+    block = text[start:end]
+    x86 = block.replace('platforms = ["linux-x86_64", "linux-aarch64"]', 'platforms = ["linux-x86_64"]', 1)
+    arm = block.replace('platforms = ["linux-x86_64", "linux-aarch64"]', 'platforms = ["linux-aarch64"]', 1)
+    assert x86 != block
+    path.write_text(text[:start] + arm + x86 + text[end:])
+    machine = Machine(os="linux", arch="x86_64", python="3.12", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
+    res = resolve(["jax[cuda12]==0.8.*"], machine, load(copy), Policy())
+    assert res.ok and res.packages[0].requirement.startswith("jax[cuda12]==0.8.")
+    assert not any("has no wheels for linux-x86_64" in r.reason for r in res.rejections)

@@ -84,7 +84,17 @@ BROKEN = [
     ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]', 'tag = "cu12"\nplatforms = ["linux-x86_64", "windows-arm64"]',
      "tensorflow/tensorflow-2.18.toml: [[build]] #1 (cu12): field 'platforms': names windows-arm64, not among the platforms of release 2.18.0"),
     ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]\ncuda = "12.5"', 'tag = "cu12"\nplatforms = ["linux-x86_64"]\ncuda = "11.8"',
-     "[[build]] #1 (cu12): field 'cuda': does not match the tag 'cu12'"),
+     "[[build]] #1 (cu12): field 'cuda': is not a CUDA 12.x version, as the tag 'cu12' says"),
+    ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]', 'tag = "cu12"\nreleases = []\nplatforms = ["linux-x86_64"]',
+     "[[build]] #1 (cu12): field 'releases': is empty"),
+    ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]', 'tag = "cu12"\npython = ["3.12"]\nplatforms = ["linux-x86_64"]',
+     "[[build]] #1 (cu12): unknown field(s) python"),
+    ("tensorflow/tensorflow-2.18.toml", 'tag = "cu12"\nplatforms = ["linux-x86_64"]\ncuda = "12.5"', 'tag = "cu99"\nplatforms = ["linux-x86_64"]\ncuda = "unknown"',
+     "[[build]] #1 (cu99): field 'tag': names a CUDA major with no [[toolkit]] in nvidia.toml"),
+    ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "unknown"',
+     "field 'cuda': a build tagged with its CUDA version (cu124) knows it: give it"),
+    ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\npython = ["3.6"]\ncuda = "12.4"',
+     "field 'python': names 3.6, not among the Pythons of release 2.5.0"),
     ("jax/jax-0.5.toml", 'extras = ["cuda12"]\nplatforms', 'extras = ["cuda14"]\nplatforms',
      "jax/jax-0.5.toml: [[build]] #1 (cu12): field 'extras': cuda14 is not among the extras of every release it names"),
     ("onnxruntime/onnxruntime-1.22.toml", 'tag = "cu12"\npackage = "onnxruntime-gpu"\n', 'tag = "cu12"\n',
@@ -160,3 +170,16 @@ def test_caches_of_two_data_folders_live_side_by_side(tmp_path, monkeypatch):
     load()
     load(copy)
     assert len(list((tmp_path / "cache").glob("matrices-*.pickle"))) == 2
+
+
+def test_a_tensorflow_wheel_is_one_build_per_platform(tmp_path):
+    """A second CUDA build on the same platform would leave the provider to pick one silently."""
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    path = copy / "tensorflow" / "tensorflow-2.18.toml"
+    text = path.read_text()
+    start = text.index("[[build]]")
+    second = text[start:].replace('tag = "cu12"', 'tag = "cu12"\nreleases = ["2.18.0"]', 1).replace('extras = ["and-cuda"]', "extras = []", 1)
+    path.write_text(text + "\n" + second)
+    with pytest.raises(DataError, match=r"tensorflow-2.18.toml: \[\[build\]\] #2 \(cu12\): field 'platforms': release 2.18.0 already has build cu12 on linux-x86_64"):
+        load(copy)

@@ -58,29 +58,41 @@ def read_releases(file: str, doc: dict, sources: set[str], line: str,
         raise DataError(f"{file}: no [[release]] entries")
 
 
+# The shared fields of a build that only some frameworks have; each framework names those it reads,
+# so a field it would ignore is an error, not a silently dropped fact.
+OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins"))
+
+
 def read_builds(file: str, doc: dict, sources: set[str], releases: dict[Version, dict[str, Any]], toolkits: dict, *,
+                fields: frozenset[str] = frozenset(),
                 more: Optional[Callable[[Entry, Build, list[dict[str, Any]]], dict[str, Any]]] = None,
-                cuda_is_floor: bool = False) -> dict[Version, list[Build]]:
-    """Each release's builds. `releases` maps a version to its fields (platforms at least); `more`
-    reads the framework's own fields of a build, given the fields of the releases it belongs to;
-    with cuda_is_floor (JAX) `cuda` is the oldest runtime the build accepts, so its SASS/PTX are
-    checked against every toolkit of the major."""
+                cuda_is_floor: bool = False, one_per_platform: bool = False) -> dict[Version, list[Build]]:
+    """Each release's builds. `releases` maps a version to its fields (platforms and Pythons at
+    least); `fields` are the OPTIONAL_FIELDS the framework reads; `more` reads its own fields of a
+    build, given the fields of the releases it belongs to; with cuda_is_floor (JAX) `cuda` is the
+    oldest runtime the build accepts, so its SASS/PTX are checked against every toolkit of the
+    major; with one_per_platform (a TensorFlow wheel is one build) no two builds of a release share
+    a platform."""
     out: dict[Version, list[Build]] = {v: [] for v in releases}
     for i, raw in enumerate(entries(file, doc, "build", "build"), 1):
         tag = raw.get("tag", "?") if isinstance(raw, dict) else "?"
         e = Entry(file, f"[[build]] #{i} ({tag})", raw, sources)
-        build = read_build(e, toolkits, cuda_is_floor=cuda_is_floor)
+        build = read_build(e, toolkits, fields=fields, cuda_is_floor=cuda_is_floor)
         applies = _releases(e, releases)
         if more is not None:
             build = build._replace(**more(e, build, [releases[v] for v in applies]))
         for version in applies:
-            platforms = releases[version]["platforms"]
-            if not build.platforms <= platforms:
-                raise e.fail("platforms", f"names {', '.join(sorted(build.platforms - platforms))}, "
+            release = releases[version]
+            if not build.platforms <= release["platforms"]:
+                raise e.fail("platforms", f"names {', '.join(sorted(build.platforms - release['platforms']))}, "
                                           f"not among the platforms of release {version}")
+            if build.python is not None and not build.python <= release["python"]:
+                raise e.fail("python", f"names {', '.join(sorted(build.python - release['python']))}, "
+                                       f"not among the Pythons of release {version}")
             for other in out[version]:
-                if other.tag == build.tag and other.extras == build.extras and other.platforms & build.platforms:
-                    raise e.fail("platforms", f"release {version} already has build {build.tag} on "
+                same = one_per_platform or (other.tag == build.tag and other.extras == build.extras)
+                if same and other.platforms & build.platforms:
+                    raise e.fail("platforms", f"release {version} already has build {other.tag} on "
                                               f"{', '.join(sorted(other.platforms & build.platforms))}")
             out[version].append(build)
         e.finish()
@@ -91,38 +103,60 @@ def _releases(e: Entry, releases: dict[Version, Any]) -> list[Version]:
     named = e.get("releases", lambda v: [Version(x) for x in read_str_list(v)], required=False)
     if named is None:
         return list(releases)
+    if not named:
+        raise e.fail("releases", "is empty: name the releases this build belongs to, or leave the field out for all")
     for version in named:
         if version not in releases:
             raise e.fail("releases", f"names {version}, which has no [[release]] in this file")
+    if len(set(named)) != len(named):
+        raise e.fail("releases", "names a release twice")
     return named
 
 
-def read_build(e: Entry, toolkits: dict, *, cuda_is_floor: bool = False) -> Build:
+def _extras(value: Any) -> tuple[str, ...]:
+    extras = tuple(value if value == [] else read_str_list(value))
+    if len(set(extras)) != len(extras):
+        raise ValueError("names an extra twice")
+    return extras
+
+
+def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset(), cuda_is_floor: bool = False) -> Build:
+    def optional(key: str, check: Callable[[Any], Any], default: Any = None) -> Any:
+        # a field this framework does not read stays unread, so Entry.finish names it as unknown
+        return e.get(key, check, required=False, default=default) if key in fields else default
+
     tag = e.get("tag", read_str)
     common = dict(
         tag=tag,
         platforms=e.get("platforms", read_platforms),
-        python=e.get("python", read_pythons, required=False),
-        index_url=e.get("index_url", read_str, required=False, default=""),
-        package=e.get("package", read_str, required=False, default=""),
-        extras=tuple(e.get("extras", lambda v: v if v == [] else read_str_list(v), required=False, default=())),
+        python=optional("python", read_pythons),
+        index_url=optional("index_url", read_str, ""),
+        package=optional("package", read_str, ""),
+        extras=optional("extras", _extras, ()),
         notes=e.raw.get("notes", ""),
     )
     match = CUDA_TAG_RE.match(tag)
     if not match:
         kind = "cpu" if tag == "cpu" else "rocm" if tag.startswith("rocm") else "other"
         return Build(kind=kind, evidence=read_evidence(e, {"exists": True}, optional=set()), **common)
-    cuda = read_cuda(e, "cuda", toolkits)
     # cu126 is a build of CUDA 12.6 (torch's local tags); cu12 a flavour of CUDA 12.x (the others')
     digits = match.group(1)
-    if cuda is not None and digits not in (f"{cuda.major}{cuda.minor}", f"{cuda.major}"):
+    cuda = read_cuda(e, "cuda", toolkits)
+    if len(digits) == 2:
+        if not any(major == int(digits) for major, _minor in toolkits):
+            raise e.fail("tag", "names a CUDA major with no [[toolkit]] in nvidia.toml")
+        if cuda is not None and cuda.major != int(digits):
+            raise e.fail("cuda", f"is not a CUDA {digits}.x version, as the tag {tag!r} says")
+    elif cuda is None:
+        raise e.fail("cuda", f"a build tagged with its CUDA version ({tag}) knows it: give it")
+    elif digits != f"{cuda.major}{cuda.minor}":
         raise e.fail("cuda", f"does not match the tag {tag!r}")
     sass, ptx = read_arch_lists(e, cuda, toolkits, any_minor=cuda_is_floor, required=True)
     cudnn = e.get("cudnn", read_str)
     pins = e.get("pins", read_pins_or_unknown)
     known = {"exists": True, "cuda": cuda is not None, "cudnn": cudnn != UNKNOWN, "sass": sass is not None,
              "ptx": ptx is not None, "pins": pins is not None}
-    if "pypi_pins" in e.raw:  # torch's: a fact only where the PyPI wheel differs
+    if "pypi_pins" in fields and "pypi_pins" in e.raw:  # torch's: a fact only where the PyPI wheel differs
         known["pypi_pins"] = True
     return Build(kind="cuda", cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, sass=sass, ptx=ptx, pins=pins,
                  evidence=read_evidence(e, known, optional={"cuda"}), **common)

@@ -87,6 +87,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         for build in release.builds:
             if extras and _normal(build.extra) not in extras:
                 continue
+            if machine.platform not in build.platforms and any(
+                    b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
+                continue  # the extra's build for this platform is another entry
             result = _judge(release, build, machine, matrices, policy, driver_problem)
             if isinstance(result, Rejection):
                 rejected.append(result)

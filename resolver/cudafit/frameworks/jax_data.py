@@ -17,7 +17,8 @@ DATA_PREFIX = "jax/jax-"
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
     sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
     releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, releases, toolkits, more=_build, cuda_is_floor=True)
+    builds = read_builds(file, doc, sources, releases, toolkits, fields=frozenset(("extras",)), more=_build,
+                         cuda_is_floor=True)
     return [JaxRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
 
 

@@ -17,7 +17,8 @@ DATA_PREFIX = "onnxruntime/onnxruntime-"
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[OrtRelease]:
     sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
     releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, releases, toolkits, more=_build)
+    builds = read_builds(file, doc, sources, releases, toolkits, fields=frozenset(("index_url", "package", "extras")),
+                         more=_build)
     return [OrtRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
 
 

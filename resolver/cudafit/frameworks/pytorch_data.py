@@ -25,7 +25,8 @@ DATA_PREFIX = "pytorch/torch-"
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TorchRelease]:
     sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
     releases = {version: (e, fields) for version, e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, {v: f for v, (_e, f) in releases.items()}, toolkits, more=_build)
+    builds = read_builds(file, doc, sources, {v: f for v, (_e, f) in releases.items()}, toolkits,
+                         fields=frozenset(("python", "pypi_pins")), more=_build)
     out = []
     for version, (e, r) in releases.items():
         own = builds[version]
@@ -73,7 +74,7 @@ def _variant_map(value: Any) -> dict[str, str]:
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
     """torch's own facts of a build: a ROCm build's release, the PyPI wheel's pins."""
     if build.kind == "cuda":
-        if build.cuda is None or len(build.tag) != 5:
+        if len(build.tag) != 5:
             raise e.fail("tag", "a torch CUDA build is tagged with its CUDA version, like cu126")
         return {"pypi_pins": e.get("pypi_pins", read_pins, required=False)}
     if build.kind == "rocm":

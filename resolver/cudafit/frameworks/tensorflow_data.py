@@ -25,7 +25,8 @@ DATA_PREFIX = "tensorflow/tensorflow-"
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TFRelease]:
     sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
     releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, releases, toolkits, more=_build)
+    builds = read_builds(file, doc, sources, releases, toolkits, fields=frozenset(("extras",)), more=_build,
+                         one_per_platform=True)
     return [TFRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
 
 
@@ -41,7 +42,7 @@ def _release(e: Entry, version: Version) -> dict[str, Any]:
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
     """TensorFlow's own facts of a build: where its [and-cuda] pins install, the CUDA wheels that
     still install where they do not, the conda route."""
-    if build.kind != "cuda":
+    if build.kind != "cuda" or len(build.tag) != 4:
         raise e.fail("tag", "a TensorFlow build is a CUDA flavour like cu12")
     if build.extras not in ((), ("and-cuda",)):
         raise e.fail("extras", "a TensorFlow build is selected by [and-cuda] or by nothing")
