@@ -213,7 +213,6 @@ def merge_builds(builds: list[dict], release_order: list[str]) -> list[dict]:
     for build in builds:
         release = build["releases"][0]
         facts = {k: v for k, v in build.items() if k not in ("releases", "source", "notes", "evidence")}
-        facts["packages"] = facts.get("packages")
         key = json.dumps([facts, {f: e["grade"] for f, e in build.get("evidence", {}).items()}], sort_keys=True)
         same = index.get(key)
         if same is None:

@@ -14,6 +14,7 @@ from cudafit.fields import (
     UNKNOWN,
     Entry,
     entries,
+    line_header,
     line_releases,
     read_arch_lists,
     read_cuda,
@@ -56,6 +57,17 @@ def read_releases(file: str, doc: dict, sources: set[str], line: str,
         yield version, e, fields
     if not seen:
         raise DataError(f"{file}: no [[release]] entries")
+
+
+def read_line(file: str, doc: dict, toolkits: dict, dates: list[str], prefix: str,
+              release: Callable[[Entry, Version], dict[str, Any]], **build_options: Any
+              ) -> list[tuple[Version, Entry, dict[str, Any], list[Build]]]:
+    """A framework's release-line file: (version, entry, fields, builds) per release, in file order.
+    `release` reads the framework's own release fields; `build_options` go to read_builds."""
+    sources, line = line_header(file, doc, prefix, {"release", "build"}, dates)
+    releases = {version: (e, fields) for version, e, fields in read_releases(file, doc, sources, line, release)}
+    builds = read_builds(file, doc, sources, {v: f for v, (_e, f) in releases.items()}, toolkits, **build_options)
+    return [(version, e, fields, builds[version]) for version, (e, fields) in releases.items()]
 
 
 # The shared fields of a build that only some frameworks have; each framework names those it reads,

@@ -7,19 +7,17 @@ from typing import Any
 
 from packaging.version import Version
 
-from cudafit.fields import Entry, line_header, read_str, read_str_list
-from cudafit.frameworks.build_data import read_builds, read_releases
+from cudafit.fields import Entry, read_str, read_str_list
+from cudafit.frameworks.build_data import read_line
 from cudafit.records import Build, JaxRelease
 
 DATA_PREFIX = "jax/jax-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
-    sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
-    releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, releases, toolkits, fields=frozenset(("extras",)), more=_build,
-                         cuda_is_floor=True)
-    return [JaxRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
+    return [JaxRelease(version=version, builds=tuple(builds), **fields)
+            for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
+                                                         fields=frozenset(("extras",)), more=_build, cuda_is_floor=True)]
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:

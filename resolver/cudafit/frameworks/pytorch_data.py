@@ -9,27 +9,22 @@ from packaging.version import Version
 
 from cudafit.fields import (
     Entry,
-    line_header,
     read_companion,
     read_cuda_tags,
     read_pins,
     read_str,
     read_str_list,
 )
-from cudafit.frameworks.build_data import read_builds, read_releases
+from cudafit.frameworks.build_data import read_line
 from cudafit.records import PLATFORMS, Build, Evidence, TorchRelease
 
 DATA_PREFIX = "pytorch/torch-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TorchRelease]:
-    sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
-    releases = {version: (e, fields) for version, e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, {v: f for v, (_e, f) in releases.items()}, toolkits,
-                         fields=frozenset(("python", "pypi_pins")), more=_build)
     out = []
-    for version, (e, r) in releases.items():
-        own = builds[version]
+    for version, e, r, own in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
+                                        fields=frozenset(("python", "pypi_pins")), more=_build):
         pypi_only = []
         for platform, tag in r["pypi_variant"].items():
             if platform not in r["platforms"]:

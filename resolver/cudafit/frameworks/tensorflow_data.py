@@ -9,25 +9,22 @@ from packaging.version import Version
 
 from cudafit.fields import (
     Entry,
-    line_header,
     read_exact_pins,
     read_platforms,
     read_pythons,
     read_str,
     read_str_list,
 )
-from cudafit.frameworks.build_data import read_builds, read_releases
+from cudafit.frameworks.build_data import read_line
 from cudafit.records import Build, TFRelease
 
 DATA_PREFIX = "tensorflow/tensorflow-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TFRelease]:
-    sources, line = line_header(file, doc, DATA_PREFIX, {"release", "build"}, dates)
-    releases = {version: fields for version, _e, fields in read_releases(file, doc, sources, line, _release)}
-    builds = read_builds(file, doc, sources, releases, toolkits, fields=frozenset(("extras",)), more=_build,
-                         one_per_platform=True)
-    return [TFRelease(version=version, builds=tuple(builds[version]), **fields) for version, fields in releases.items()]
+    return [TFRelease(version=version, builds=tuple(builds), **fields)
+            for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
+                                                         fields=frozenset(("extras",)), more=_build, one_per_platform=True)]
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:
