@@ -199,7 +199,7 @@ def test_ctrl_c_is_exit_130_without_traceback(monkeypatch):
     def interrupted():
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("cudafit.cli._load", interrupted)
+    monkeypatch.setattr("cudafit.cli.resolve.load_matrices", interrupted)
     result = cli(*RESOLVE)
     assert result.exit_code == 130
     assert "Traceback" not in result.stderr and len([x for x in result.stderr.splitlines() if x.strip()]) <= 1

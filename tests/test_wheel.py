@@ -74,3 +74,15 @@ def test_installed_cudafit_resolves_offline_outside_the_repo(installed, tmp_path
     where = subprocess.run([str(env / "bin" / "python"), "-c", "import cudafit.loader as l; print(l.data_dir())"],
                            capture_output=True, text=True, cwd=tmp_path, env=environ).stdout
     assert str(env) in where and str(ROOT) not in where
+
+
+def test_every_package_is_listed_for_the_wheel():
+    # setuptools ships only the packages pyproject.toml lists; an editable install finds the rest
+    # on disk, so a forgotten one shows only in a built wheel (and a stale build/ folder hides it).
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(("cudafit", *p.parent.relative_to(ROOT / "resolver" / "cudafit").parts)) for p in (ROOT / "resolver" / "cudafit").rglob("__init__.py")}
+    assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"

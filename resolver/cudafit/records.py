@@ -3,8 +3,6 @@
 They are NamedTuples rather than frozen dataclasses: every command imports them, and building a
 dataclass costs about five times as much import time (scripts/bench.py measures start-up)."""
 
-from __future__ import annotations
-
 from typing import NamedTuple, Optional
 
 from packaging.version import Version

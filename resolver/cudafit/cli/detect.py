@@ -1,0 +1,41 @@
+"""`cudafit detect`: what cudafit sees on this machine."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from cudafit.cli.options import load_matrices, machine_options
+from cudafit.machine import MachineOptions
+
+
+@click.command()
+@machine_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def detect(described: MachineOptions, as_json):
+    """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
+    from cudafit.machine import build_machine, machine_json
+
+    matrices = load_matrices()
+    machine = build_machine(described._replace(detect_extras=True), matrices)
+    data = machine_json(machine, full=True)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return 0
+    click.echo(f"os:      {data['os']} ({data['arch']}){' Jetson' if machine.jetson else ''}")
+    click.echo(f"python:  {data['python'] or 'unknown'}")
+    if not machine.driver_known:
+        click.echo("driver:  unknown")
+    else:
+        click.echo(f"driver:  {data['driver'] or 'none'}" + (f" (CUDA {data['cuda_driver_max']} max)" if data["cuda_driver_max"] else ""))
+    for gpu in data["gpus"]:
+        mem = f", {gpu['memory_mib']} MiB" if gpu.get("memory_mib") else ""
+        click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
+    for tk in data["toolkits"]:
+        click.echo(f"toolkit: CUDA {tk['version']} at {tk['path']}")
+    for fw in data["frameworks"]:
+        click.echo(f"package: {fw['name']} {fw['version']}")
+    for warning in data["warnings"]:
+        click.echo(f"warning: {warning}")
+    return 0

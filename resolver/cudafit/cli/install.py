@@ -1,0 +1,62 @@
+"""`cudafit install`: resolve, then run the install (uv, pip or conda) and verify what landed."""
+
+from __future__ import annotations
+
+import click
+
+from cudafit.cli.options import load_matrices, machine_options, policy_options
+from cudafit.machine import MachineOptions
+
+
+@click.command()
+@click.argument("specs", nargs=-1)
+@machine_options
+@click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
+@click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
+@click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]),
+              help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.")
+@policy_options
+def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
+    """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
+    import platform
+
+    from cudafit import install as installer
+    from cudafit.detect import detect_os, interpreter_version, normalize_arch
+    from cudafit.machine import build_machine, check_arch, check_os
+    from cudafit.report import resolution_text
+    from cudafit.solve import resolve as solve
+
+    matrices = load_matrices()
+    target = installer.find_target(env)
+    python = installer.check_description(target, interpreter_version(target.python), described.python,
+                                         check_os(described.os) if described.os else None,
+                                         check_arch(described.arch) if described.arch else None,
+                                         detect_os(), normalize_arch(platform.machine()))
+    machine = build_machine(described._replace(python=python), matrices)
+    res = solve(list(specs), machine, matrices, policy)
+    if not res.ok:
+        click.echo(resolution_text(res), nl=False, err=True)
+        return 1
+    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run,
+                              installer=fmt if fmt in ("pip", "uv") else None)
+    # What the answer assumed (an unknown driver) and what pip cannot bring (a system CUDA) must
+    # reach the person installing, as resolve shows it.
+    if res.by_driver_floor:
+        click.echo(f"cudafit: note: {res.notes[0]}", err=True)
+    for warning in res.warnings:
+        click.echo(f"cudafit: warning: {warning}", err=True)
+    if dry_run:
+        import shlex
+
+        for argv in commands:
+            click.echo(shlex.join(argv))
+        return 0
+    code = installer.run(commands, lambda line: click.echo(line, err=True))
+    if code:
+        return code
+    bad = 0
+    for name, wanted, got in installer.verify(res, target):
+        ok = installer.matches(wanted, got)
+        bad += not ok
+        click.echo(f"{'installed' if ok else 'MISMATCH '} {name} {got or 'missing'}" + ("" if ok else f" (wanted {wanted})"))
+    return 1 if bad else 0

@@ -1,0 +1,59 @@
+"""The options several commands share, each collected into one plain value: the machine
+description (MachineOptions) and the policy (records.Policy); and the data every command reads."""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from cudafit.machine import MachineOptions
+
+
+def machine_options(func):
+    options = [
+        click.option("--driver", metavar="VERSION", help="NVIDIA driver version as nvidia-smi prints it; 'none' for no driver."),
+        click.option("--gpu", "gpus", metavar="NAME", multiple=True, help="A GPU by its nvidia-smi name (repeatable)."),
+        click.option("--compute-capability", "ccs", metavar="X.Y", multiple=True, help="A GPU by compute capability (repeatable)."),
+        click.option("--os", "os_name", metavar="linux|windows|macos|wsl", help="The operating system."),
+        click.option("--arch", metavar="x86_64|aarch64", help="The CPU architecture (arm64 = aarch64)."),
+        click.option("--python", metavar="X.Y", help="The target Python."),
+        click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
+        click.option("--macos", "macos_version", metavar="X.Y", help="The macOS version (wheels carry a minimum macOS)."),
+    ]
+
+    @functools.wraps(func)
+    def collect(*args, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, **kwargs):
+        # The description becomes one plain object, so a command takes the machine as one value.
+        described = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
+                                   arch=arch, python=python, jetson=jetson, macos=macos_version)
+        return func(*args, described=described, **kwargs)
+
+    for option in reversed(options):
+        collect = option(collect)
+    return collect
+
+
+def policy_options(func):
+    """--strict-driver, --cpu and --mixed-cuda, collected into one Policy (records.Policy)."""
+    options = [
+        click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility)."),
+        click.option("--cpu", is_flag=True, help="A CPU-only build even where a GPU is present."),
+        click.option("--mixed-cuda", is_flag=True, help="Allow frameworks on different CUDA majors in one environment."),
+    ]
+
+    @functools.wraps(func)
+    def collect(*args, strict_driver, cpu, mixed_cuda, **kwargs):
+        from cudafit.records import Policy
+
+        return func(*args, policy=Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda), **kwargs)
+
+    for option in reversed(options):
+        collect = option(collect)
+    return collect
+
+
+def load_matrices():
+    from cudafit.loader import load
+
+    return load()

@@ -1,0 +1,74 @@
+"""`cudafit resolve`: the best consistent builds for a machine, as a summary, JSON or an install form."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from cudafit.cli.options import load_matrices, machine_options, policy_options
+from cudafit.emit import FORMATS
+from cudafit.machine import MachineOptions
+
+
+@click.command()
+@click.argument("specs", nargs=-1)
+@machine_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the CLI contract).")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), help="Print this install form instead of the summary.")
+@click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format or --json output to FILE ('-': standard output).")
+@policy_options
+@click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
+@click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
+def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_not, env_name):
+    """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
+    from cudafit import fileio
+    from cudafit.machine import build_machine
+    from cudafit.report import resolution_json, resolution_text
+    from cudafit.solve import resolve as solve
+
+    if output == "-":  # standard output, as in most tools
+        output = None
+    if fmt is not None and as_json:
+        raise click.UsageError("--format and --json are two different outputs; give one of them")
+    if output is not None and fmt is None and not as_json:
+        raise click.UsageError("-o/--output writes the --format or the --json output; give one of them")
+    if output is not None:
+        fileio.check_output(output)  # a directory, a socket, ... is refused before any work
+
+    def put(text: str) -> None:
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            fileio.write_output(output, text)
+            click.echo(f"wrote {output}", err=True)
+
+    matrices = load_matrices()
+    machine = build_machine(described, matrices)
+    res = solve(list(specs), machine, matrices, policy)
+    if why_not:
+        from cudafit.solve import why_not as explain_why_not
+
+        if fmt is not None:
+            raise click.UsageError("--why prints an explanation; it does not combine with --format")
+        lines = explain_why_not(why_not, res, matrices)
+        if as_json:
+            put(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2) + "\n")
+        else:
+            click.echo(f"why not {why_not}:")
+            for line in lines:
+                click.echo(f"  - {line}")
+        return 0 if res.ok else 1
+    if as_json:
+        put(json.dumps(resolution_json(res), indent=2) + "\n")
+        return 0 if res.ok else 1
+    if not res.ok or fmt is None:
+        click.echo(resolution_text(res), nl=False, err=not res.ok and fmt is not None)
+        return 0 if res.ok else 1
+    from cudafit.emit import EmitOptions, render
+
+    existing = fileio.read_existing(output) if output is not None and fmt == "uv-project" else None
+    put(render(fmt, res, EmitOptions(env_name=env_name, existing=existing)))
+    for warning in res.warnings:
+        click.echo(f"cudafit: warning: {warning}", err=True)
+    return 0
