@@ -23,8 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MACHINE = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05",
-           "--gpu", "NVIDIA GeForce RTX 3090", "--json"]
+MACHINE = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090", "--json"]
 RESOLVE_ARGS = ["resolve", "torch", *MACHINE]
 JOINT_ARGS = ["resolve", "torch", "tensorflow", "jax", *MACHINE]
 
@@ -104,8 +103,7 @@ def bench_solver(runs: int) -> list[tuple[int, int, float]]:
     from cudafit.solve import resolve
 
     real = load()
-    machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux",
-                                           arch="x86_64", python="3.12"), real)
+    machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux", arch="x86_64", python="3.12"), real)
     rows = []
     for factor in (1, 10, 100):
         m = scaled(real, factor)

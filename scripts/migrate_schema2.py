@@ -293,8 +293,10 @@ def migrate_tensorflow(doc: dict) -> dict:
                 "tag": f"cu{cuda.split('.')[0]}" if cuda != "unknown" else "cuda",
                 "releases": [r["version"]],
                 "platforms": r["gpu_platforms"],
-                "cuda": cuda, "cudnn": r.get("cudnn", "unknown"),
-                "sass": r.get("sass", "unknown"), "ptx": r.get("ptx", "unknown"),
+                "cuda": cuda,
+                "cudnn": r.get("cudnn", "unknown"),
+                "sass": r.get("sass", "unknown"),
+                "ptx": r.get("ptx", "unknown"),
                 "extras": ["and-cuda"] if "and-cuda" in r["extras"] else [],
                 "pins": pins,
             }
@@ -329,9 +331,14 @@ def migrate_jax(doc: dict) -> dict:
                 packages.append(req.name)
                 local = tag or local
             b: dict[str, Any] = {
-                "tag": c["flavour"], "releases": [r["version"]], "extras": [c["extra"]], "platforms": c["platforms"],
-                "cuda": c.get("cuda_min", "unknown"), "cudnn": c.get("cudnn_min", "unknown"),
-                "sass": c.get("sass", "unknown"), "ptx": c.get("ptx", "unknown"),
+                "tag": c["flavour"],
+                "releases": [r["version"]],
+                "extras": [c["extra"]],
+                "platforms": c["platforms"],
+                "cuda": c.get("cuda_min", "unknown"),
+                "cudnn": c.get("cudnn_min", "unknown"),
+                "sass": c.get("sass", "unknown"),
+                "ptx": c.get("ptx", "unknown"),
                 "packages": packages,
             }
             if local:
@@ -348,8 +355,12 @@ def migrate_jax(doc: dict) -> dict:
     return {**{k: v for k, v in doc.items() if k != "release"}, "release": releases, "build": merge_builds(builds, order)}
 
 
-MIGRATE = {"pytorch/torch-": migrate_pytorch, "tensorflow/tensorflow-": migrate_tensorflow,
-           "jax/jax-": migrate_jax, "onnxruntime/onnxruntime-": migrate_onnxruntime}
+MIGRATE = {
+    "pytorch/torch-": migrate_pytorch,
+    "tensorflow/tensorflow-": migrate_tensorflow,
+    "jax/jax-": migrate_jax,
+    "onnxruntime/onnxruntime-": migrate_onnxruntime,
+}
 
 
 def migrate_file(path: Path, rel: str) -> str | None:

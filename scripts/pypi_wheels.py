@@ -32,12 +32,9 @@ PLATFORM_OF_TAG = [
 
 # PEP 508 marker environments of the platforms whose wheels the scripts read (Python set per call).
 MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
-    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
-                     "os_name": "posix"},
-    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64",
-                      "os_name": "posix"},
-    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64",
-                       "os_name": "nt"},
+    "linux-x86_64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"},
+    "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64", "os_name": "posix"},
+    "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64", "os_name": "nt"},
 }
 
 
@@ -51,8 +48,14 @@ def platform_of_tag(platform_tag: str) -> str | None:
 
 def marker_environment(platform: str, python: str = "3.12", extra: str = "") -> dict[str, str]:
     """The marker environment of CPython `python` on `platform` (a key of MARKER_ENVIRONMENTS)."""
-    return {**MARKER_ENVIRONMENTS[platform], "python_version": python, "python_full_version": f"{python}.0",
-            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
+    return {
+        **MARKER_ENVIRONMENTS[platform],
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": extra,
+    }
 
 
 LINUX_X86_64 = marker_environment("linux-x86_64")
@@ -135,7 +138,7 @@ class RemoteFile(io.RawIOBase):
                 start = max(0, min(self.pos, self.size - self.block))
                 stop = min(self.size, start + self.block)
             self.buffer_start, self.buffer = start, self._get(start, stop)
-        data = self.buffer[self.pos - self.buffer_start: end - self.buffer_start]
+        data = self.buffer[self.pos - self.buffer_start : end - self.buffer_start]
         self.pos += len(data)
         return data
 
@@ -167,8 +170,7 @@ def metadata_text(zf: zipfile.ZipFile) -> str:
     return zf.read(name).decode()
 
 
-def applying_requirements(metadata: str, platform: str = "linux-x86_64", python: str = "3.12",
-                          extra: str = "") -> list[Requirement]:
+def applying_requirements(metadata: str, platform: str = "linux-x86_64", python: str = "3.12", extra: str = "") -> list[Requirement]:
     """The Requires-Dist of a METADATA text that apply on `platform` with CPython `python` (and `extra`)."""
     message = email.parser.Parser().parsestr(metadata)
     reqs = [Requirement(text) for text in message.get_all("Requires-Dist") or []]
@@ -178,12 +180,14 @@ def applying_requirements(metadata: str, platform: str = "linux-x86_64", python:
 
 def cuda_pins(metadata: str, platform: str = "linux-x86_64", python: str = "3.12") -> dict[str, str]:
     """nvidia-*/cuda-* requirements that apply on `platform`: canonical name -> specifier text."""
-    return {str(canonicalize_name(r.name)): str(r.specifier) for r in applying_requirements(metadata, platform, python)
-            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+    return {
+        str(canonicalize_name(r.name)): str(r.specifier)
+        for r in applying_requirements(metadata, platform, python)
+        if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
+    }
 
 
-def requirements(session: requests.Session, base: str, wheel: dict, extra: str = "",
-                 platform: str = "linux-x86_64") -> list[Requirement]:
+def requirements(session: requests.Session, base: str, wheel: dict, extra: str = "", platform: str = "linux-x86_64") -> list[Requirement]:
     """Requires-Dist of a wheel that apply on `platform` (Linux x86_64, CPython 3.12; with `extra`
     asked for), read from its METADATA."""
     with open_wheel(session, base, wheel) as zf:
@@ -192,8 +196,11 @@ def requirements(session: requests.Session, base: str, wheel: dict, extra: str =
 
 
 def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict[str, str]:
-    return {str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel)
-            if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+    return {
+        str(canonicalize_name(r.name)): str(r.specifier)
+        for r in requirements(session, base, wheel)
+        if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
+    }
 
 
 def linux_wheel(files: list[dict]) -> dict | None:

@@ -142,8 +142,7 @@ def parse_code_cc(source: str) -> dict[str, dict[str, frozenset[int]]] | None:
     for cuda, by_host in table.items():
         if isinstance(by_host, (set, frozenset)):
             by_host = {ALL_HOSTS: by_host}
-        if not isinstance(by_host, dict) or not all(
-                isinstance(v, (set, frozenset)) and all(isinstance(c, int) for c in v) for v in by_host.values()):
+        if not isinstance(by_host, dict) or not all(isinstance(v, (set, frozenset)) and all(isinstance(c, int) for c in v) for v in by_host.values()):
             raise TypeError(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] is neither a set of ints nor host -> set: {by_host!r}")
         result[str(cuda)] = {str(host): frozenset(codes) for host, codes in by_host.items()}
     return result
@@ -236,8 +235,7 @@ def read_wheel(session: requests.Session, release: str, platform: str, wheel: di
     try:
         with zipfile.ZipFile(remote) as zf:
             facts_from_members(facts, read_members(zf, platform))
-    except (requests.RequestException, RangeNotSupported, zipfile.BadZipFile, StopIteration, KeyError,
-            TypeError, ValueError, SyntaxError) as exc:
+    except (requests.RequestException, RangeNotSupported, zipfile.BadZipFile, StopIteration, KeyError, TypeError, ValueError, SyntaxError) as exc:
         facts.error = f"{type(exc).__name__}: {exc}"
     facts.bytes_read, facts.requests = remote.bytes_read, remote.requests
     return facts
@@ -261,8 +259,9 @@ def select_releases(releases: dict[str, list[dict]], since: str | None, only: Se
     return sorted(chosen, key=Version)
 
 
-def measure(session: requests.Session, releases: dict[str, list[dict]], versions: Sequence[str],
-            platforms: Sequence[str], base: str = INDEX) -> list[WheelFacts]:
+def measure(
+    session: requests.Session, releases: dict[str, list[dict]], versions: Sequence[str], platforms: Sequence[str], base: str = INDEX
+) -> list[WheelFacts]:
     """One WheelFacts per release and platform with a wheel (a platform without one is left out)."""
     out = []
     for version in versions:
@@ -300,8 +299,7 @@ def _ccs_text(ccs: Iterable[CC] | None) -> str:
 
 def _cudnn_matches(data: str, measured: str, pins: dict[str, str]) -> bool:
     """Data cuDNN '9.1.0' or '9.1.0.70' against the wheel's pin (9.1.0.70): the data's parts lead the pin's."""
-    exact = [s.version for name, spec in pins.items() if CUDNN_PIN.fullmatch(name)
-             for s in SpecifierSet(spec) if s.operator == "=="]
+    exact = [s.version for name, spec in pins.items() if CUDNN_PIN.fullmatch(name) for s in SpecifierSet(spec) if s.operator == "=="]
     full = (exact[0] if exact else measured).split(".")
     parts = data.split(".")
     return parts == full[: len(parts)]
@@ -317,8 +315,7 @@ def build_differences(facts: WheelFacts, variant: Any) -> list[str]:
         for name, data, measured in (("sass", variant.sass, facts.sass), ("ptx", variant.ptx, facts.ptx)):
             if measured is not None and (data is None or frozenset(data) != measured):
                 found.append(f"{name}: data {_ccs_text(data)}, wheel {_ccs_text(measured)}")
-        if facts.cudnn is not None and (variant.cudnn is None
-                                        or not _cudnn_matches(str(variant.cudnn), facts.cudnn, facts.pins)):
+        if facts.cudnn is not None and (variant.cudnn is None or not _cudnn_matches(str(variant.cudnn), facts.cudnn, facts.pins)):
             found.append(f"cudnn: data {variant.cudnn or 'unknown'}, wheel {facts.cudnn}")
     data_pins = variant.pins
     if data_pins is None:
@@ -342,18 +339,15 @@ def table_differences(code_cc: dict[str, dict[str, frozenset[int]]], release: An
         if tag in getattr(release, "not_shipped", ()):
             continue  # the table follows the build scripts; the data records that this one was not published
         if ALL_HOSTS in by_host and platform == "linux-x86_64" and not _linux_variants(release, tag):
-            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] = {_ccs_text(_ccs(by_host[ALL_HOSTS]))}: "
-                         f"the data has no {tag} variant on Linux")
+            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] = {_ccs_text(_ccs(by_host[ALL_HOSTS]))}: the data has no {tag} variant on Linux")
         if host not in by_host:
             continue
         table = _ccs(by_host[host])
         variant = _variant(release, tag, platform)
         if variant is None:
-            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}][{host!r}] = {_ccs_text(table)}: "
-                         f"the data has no {tag} variant on {platform}")
+            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}][{host!r}] = {_ccs_text(table)}: the data has no {tag} variant on {platform}")
         elif variant.sass is None or frozenset(variant.sass) != table:
-            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}][{host!r}] = {_ccs_text(table)}: "
-                         f"data {tag} sass {_ccs_text(variant.sass)}")
+            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}][{host!r}] = {_ccs_text(table)}: data {tag} sass {_ccs_text(variant.sass)}")
     return found
 
 
@@ -377,8 +371,10 @@ def flat_table_notes(code_cc: dict[str, dict[str, frozenset[int]]], release: Any
         lists = [v.sass for v in variants]
         data = "unknown" if any(s is None for s in lists) else _ccs_text(frozenset().union(*lists))
         if data != _ccs_text(table):
-            found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] (one list for all hosts) = {_ccs_text(table)}; "
-                         f"the data's cu{cuda.replace('.', '')} Linux SASS lists together: {data}")
+            found.append(
+                f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] (one list for all hosts) = {_ccs_text(table)}; "
+                f"the data's cu{cuda.replace('.', '')} Linux SASS lists together: {data}"
+            )
     return found
 
 
@@ -416,9 +412,11 @@ def notes(facts: WheelFacts, release: Any = None) -> list[str]:
     if key in by_host and facts.sass is not None:
         table = _ccs(by_host[key])
         if table != facts.sass and (key == host or not table >= facts.sass):
-            found.append(f"the wheel's own PYTORCH_RELEASES_CODE_CC[{facts.cuda!r}][{key!r}] ({_ccs_text(table)}) "
-                         f"{'differs from' if key == host else 'lacks part of'} its arch string "
-                         f"({_ccs_text(facts.sass)})")
+            found.append(
+                f"the wheel's own PYTORCH_RELEASES_CODE_CC[{facts.cuda!r}][{key!r}] ({_ccs_text(table)}) "
+                f"{'differs from' if key == host else 'lacks part of'} its arch string "
+                f"({_ccs_text(facts.sass)})"
+            )
     return found
 
 
@@ -431,28 +429,27 @@ def facts_json(facts: WheelFacts) -> dict[str, Any]:
     out["sass"] = None if facts.sass is None else cc_list(facts.sass)
     out["ptx"] = None if facts.ptx is None else cc_list(facts.ptx)
     if facts.code_cc is not None:
-        out["code_cc"] = {cuda: {host: cc_list(cc_of_code(c) for c in codes) for host, codes in by_host.items()}
-                          for cuda, by_host in facts.code_cc.items()}
+        out["code_cc"] = {cuda: {host: cc_list(cc_of_code(c) for c in codes) for host, codes in by_host.items()} for cuda, by_host in facts.code_cc.items()}
     return out
 
 
 def render(facts: WheelFacts, diffs: list[str], release: Any = None) -> list[str]:
-    head = (f"torch {facts.release} {facts.platform}: {facts.filename} ({facts.size / 1e6:.0f} MB; "
-            f"read {facts.bytes_read / 1e6:.1f} MB in {facts.requests} range requests)")
+    head = (
+        f"torch {facts.release} {facts.platform}: {facts.filename} ({facts.size / 1e6:.0f} MB; "
+        f"read {facts.bytes_read / 1e6:.1f} MB in {facts.requests} range requests)"
+    )
     if facts.error is not None:
         return [head, f"  error: {facts.error}"]
     lines = [head, f"  version.py: {facts.version}, CUDA {facts.cuda or 'none'}"]
     if facts.cuda is not None:
         lines.append(f"  cuDNN (nvidia-cudnn pin): {facts.cudnn or 'no pin'}")
-        lines.append(f"  arch list: {facts.arch_list or 'not found'} -> SASS {_ccs_text(facts.sass)}; "
-                     f"PTX {_ccs_text(facts.ptx)}")
+        lines.append(f"  arch list: {facts.arch_list or 'not found'} -> SASS {_ccs_text(facts.sass)}; PTX {_ccs_text(facts.ptx)}")
     lines.append(f"  pins: {_pins_text(facts.pins)}")
     host = HOST_ARCH.get(facts.platform)
     if facts.code_cc is not None:
         flat = all(ALL_HOSTS in by_host for by_host in facts.code_cc.values())
         key = ALL_HOSTS if flat else host
-        table = "; ".join(f"{cuda}: {_ccs_text(_ccs(by_host.get(key, ())))}" if key else cuda
-                          for cuda, by_host in facts.code_cc.items())
+        table = "; ".join(f"{cuda}: {_ccs_text(_ccs(by_host.get(key, ())))}" if key else cuda for cuda, by_host in facts.code_cc.items())
         label = " (one list for all hosts)" if flat and key else f" ({key})" if key else ""
         lines.append(f"  PYTORCH_RELEASES_CODE_CC{label}: {table}")
     lines += [f"  note: {text}" for text in notes(facts, release)]
@@ -460,8 +457,7 @@ def render(facts: WheelFacts, diffs: list[str], release: Any = None) -> list[str
     return lines
 
 
-def compare_all(measured: list[WheelFacts], torch_data: Sequence[Any], versions: Sequence[str],
-                platforms: Sequence[str]) -> dict[tuple[str, str], list[str]]:
+def compare_all(measured: list[WheelFacts], torch_data: Sequence[Any], versions: Sequence[str], platforms: Sequence[str]) -> dict[tuple[str, str], list[str]]:
     """(release, platform) -> differences; also platforms the data serves from PyPI that have no wheel."""
     by_version = {str(r.version): r for r in torch_data}
     found: dict[tuple[str, str], list[str]] = {}
@@ -490,10 +486,11 @@ def run(session: requests.Session, args: argparse.Namespace, torch_data: Sequenc
     errors = [f for f in measured if f.error is not None]
     if args.json:
         by_version = {str(r.version): r for r in torch_data}
-        document = {"index": INDEX,
-                    "wheels": [{**facts_json(f), "notes": notes(f, by_version.get(f.release))} for f in measured],
-                    "differences": [{"release": r, "platform": p, "difference": d}
-                                    for (r, p), diffs in found.items() for d in diffs]}
+        document = {
+            "index": INDEX,
+            "wheels": [{**facts_json(f), "notes": notes(f, by_version.get(f.release))} for f in measured],
+            "differences": [{"release": r, "platform": p, "difference": d} for (r, p), diffs in found.items() for d in diffs],
+        }
         print(json.dumps(document, indent=1, sort_keys=False))
     else:
         by_key = {(f.release, f.platform): f for f in measured}
@@ -501,9 +498,11 @@ def run(session: requests.Session, args: argparse.Namespace, torch_data: Sequenc
         for version in versions:
             for platform in args.platform:
                 facts = by_key.get((version, platform))
-                lines = render(facts, found[(version, platform)], by_version.get(version)) if facts else (
-                    [f"torch {version} {platform}: no CPython wheel on PyPI"]
-                    + [f"  DIFFERENCE {d}" for d in found[(version, platform)]])
+                lines = (
+                    render(facts, found[(version, platform)], by_version.get(version))
+                    if facts
+                    else ([f"torch {version} {platform}: no CPython wheel on PyPI"] + [f"  DIFFERENCE {d}" for d in found[(version, platform)]])
+                )
                 print("\n".join(lines))
         print(f"{len(measured)} wheel(s) read, {count} difference(s), {len(errors)} error(s)")
     return 2 if errors else 1 if count else 0
@@ -512,8 +511,7 @@ def run(session: requests.Session, args: argparse.Namespace, torch_data: Sequenc
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--since", default="2.6", help="first release to read (default 2.6)")
-    parser.add_argument("--release", action="extend", nargs="+", default=[], metavar="X.Y.Z",
-                        help="only these releases")
+    parser.add_argument("--release", action="extend", nargs="+", default=[], metavar="X.Y.Z", help="only these releases")
     parser.add_argument("--platform", action="extend", nargs="+", choices=PLATFORMS, help="only these platforms")
     parser.add_argument("--json", action="store_true", help="print one JSON document with the measured facts")
     args = parser.parse_args(argv)

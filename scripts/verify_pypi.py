@@ -55,8 +55,9 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
             continue
         base = "https://pypi.org/pypi/tensorflow/json"
         plain = {canonicalize_name(r.name) for r in requirements(session, base, wheel)}
-        actual = {str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda")
-                  if canonicalize_name(r.name) not in plain}
+        actual = {
+            str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda") if canonicalize_name(r.name) not in plain
+        }
         problems += compare(f"tensorflow {release.version} [and-cuda]", build.pins, actual, wheel)
     return problems
 
@@ -130,15 +131,13 @@ def check_wheels(package: str, table, wheel_version, suggest: bool) -> tuple[int
             if platform not in release.platforms:
                 continue
             if release.pythons(platform) != frozenset(pythons):
-                print(f"{name} {platform}: python data={sorted(release.pythons(platform), key=key)} "
-                      f"pypi={sorted(pythons, key=key)}")
+                print(f"{name} {platform}: python data={sorted(release.pythons(platform), key=key)} pypi={sorted(pythons, key=key)}")
                 problems += 1
             exact[platform] = sorted(pythons, key=key)
         problems += compare_macos(name, release, macos_minimums(files))
         union = set().union(*actual.values()) if actual else set()
         if suggest and any(set(v) != union for v in exact.values()):
-            table_text = ", ".join(f'{p} = [{", ".join(repr(v).replace(chr(39), chr(34)) for v in vs)}]'
-                                   for p, vs in exact.items() if set(vs) != union)
+            table_text = ", ".join(f"{p} = [{', '.join(repr(v).replace(chr(39), chr(34)) for v in vs)}]" for p, vs in exact.items() if set(vs) != union)
             print(f"  suggest for {name}: python = {sorted(union, key=key)}; python_by_platform = {{ {table_text} }}")
     return problems, releases
 

@@ -28,8 +28,7 @@ class CoverageRow(NamedTuple):
         return any(g in (UNKNOWN, "reported") for g in self.facts.values())
 
 
-def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = None, *, holes_only: bool = False
-                  ) -> list[CoverageRow]:
+def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = None, *, holes_only: bool = False) -> list[CoverageRow]:
     rows: list[CoverageRow] = []
     for provider in PROVIDERS:
         if frameworks and provider.FAMILY not in frameworks:
@@ -62,10 +61,16 @@ def coverage_json(rows: list[CoverageRow]) -> dict:
     return {
         "facts": list(FACTS),
         "summary": summary(rows),
-        "rows": [{"framework": r.framework, "release": r.release, "variant": r.variant, "platform": r.platform,
-                  "facts": {f: {"grade": g, **({"source": list(r.sources[f])} if f in r.sources else {})}
-                            for f, g in r.facts.items()}}
-                 for r in rows],
+        "rows": [
+            {
+                "framework": r.framework,
+                "release": r.release,
+                "variant": r.variant,
+                "platform": r.platform,
+                "facts": {f: {"grade": g, **({"source": list(r.sources[f])} if f in r.sources else {})} for f, g in r.facts.items()},
+            }
+            for r in rows
+        ],
     }
 
 
@@ -78,8 +83,10 @@ def coverage_text(rows: list[CoverageRow]) -> str:
         label = f"{r.framework} {r.release}+{r.variant} {r.platform}"
         lines.append(f"{label:<{width}}  " + " ".join(f"{_SHORT[r.facts[f]]:<6}" for f in FACTS))
     lines.append("")
-    lines.append("M measured (read from the shipped wheel)  D declared (the project's build configuration or release "
-                 "documents)  R reported (a third party)  ? unknown  - not applicable")
+    lines.append(
+        "M measured (read from the shipped wheel)  D declared (the project's build configuration or release "
+        "documents)  R reported (a third party)  ? unknown  - not applicable"
+    )
     for framework, counts in summary(rows).items():
         lines.append(f"{framework}: " + ", ".join(f"{n} {grade}" for grade, n in counts.items()))
     return "\n".join(lines) + "\n"

@@ -89,9 +89,7 @@ def parse_query(text: str, with_cc: bool, source: str = "nvidia-smi") -> tuple[O
             continue
         cols = [c.strip() for c in line.split(",")]
         if len(cols) != ncols:
-            raise InputError(
-                f"{source} output line {lineno}: expected {ncols} comma-separated fields ({expected}), got {line.strip()!r}"
-            )
+            raise InputError(f"{source} output line {lineno}: expected {ncols} comma-separated fields ({expected}), got {line.strip()!r}")
         name = cols[0]
         cc = None
         if with_cc and cols[1] not in _NA:
@@ -144,7 +142,7 @@ def read_driver(
     want_banner: bool = True,
 ) -> DriverReading:
     warnings: list[str] = []
-    smi = (candidates if candidates is not None else nvidia_smi_candidates(os_name))
+    smi = candidates if candidates is not None else nvidia_smi_candidates(os_name)
     proc_driver = None
     try:
         proc_driver = parse_proc_version(proc_version.read_text(errors="replace"))
@@ -152,8 +150,7 @@ def read_driver(
         pass
     if not smi:
         if proc_driver:
-            return DriverReading(proc_driver, True, (), False, None,
-                                 (f"NVIDIA driver {proc_driver} is loaded but nvidia-smi was not found; GPUs unknown",))
+            return DriverReading(proc_driver, True, (), False, None, (f"NVIDIA driver {proc_driver} is loaded but nvidia-smi was not found; GPUs unknown",))
         return DriverReading(None, True, (), True, None, ())
     exe = smi[0]
     result = run([exe, f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"], TIMEOUT_S)
@@ -169,8 +166,7 @@ def read_driver(
         warnings.append(f"could not run {exe}: {result.stderr.strip() or 'unknown error'}; GPUs unknown")
         return DriverReading(proc_driver, proc_driver is not None, (), False, None, tuple(warnings))
     if "No devices were found" in output:
-        return DriverReading(proc_driver, proc_driver is not None, (), True, None,
-                             ("nvidia-smi reports no NVIDIA GPU",))
+        return DriverReading(proc_driver, proc_driver is not None, (), True, None, ("nvidia-smi reports no NVIDIA GPU",))
     if result.returncode != 0:
         first = output.strip().splitlines()[0] if output.strip() else f"exit code {result.returncode}"
         warnings.append(f"nvidia-smi failed: {first}; GPUs unknown")

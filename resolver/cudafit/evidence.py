@@ -12,7 +12,7 @@ def describe(evidence: dict[str, Evidence], cuda: bool = True) -> str:
     and sources each fact rests on, grouped so that the line stays short."""
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     unknown = []
-    for fact, label in (_LABELS if cuda else _LABELS[:1]):
+    for fact, label in _LABELS if cuda else _LABELS[:1]:
         found = evidence.get(fact)
         if found is None:
             unknown.append(label)

@@ -29,13 +29,13 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
     return f"{clash.dist}: {clash.a_value}{la} vs {clash.b_value} ({clash.b})"
 
 
-def notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate], spec_text: str,
-          rejections: list[Rejection], clashes: dict[tuple, Clash]) -> list[str]:
+def notes(
+    candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate], spec_text: str, rejections: list[Rejection], clashes: dict[tuple, Clash]
+) -> list[str]:
     """Why this build: what it was chosen for, and why each build ranked above it was not taken."""
-    earlier = [c.label for c in chosen[:chosen.index(candidate)]]
+    earlier = [c.label for c in chosen[: chosen.index(candidate)]]
     fit = f" that fits {', '.join(earlier)}" if earlier else ""
-    lines = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; "
-             + "; ".join(candidate.why)]
+    lines = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; " + "; ".join(candidate.why)]
     lines += ruled_out(candidate, rejections)
     removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
     grouped_clashes: dict[str, list[str]] = {}
@@ -43,8 +43,14 @@ def notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Cand
     for c in offered_here:
         # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
         # passed over for that reason is worth saying), were preferred by version; say why not.
-        same_release = (c.version == candidate.version and c.tag != candidate.tag and not c.verified
-                        and c.cuda is not None and candidate.cuda is not None and Version(c.cuda) > Version(candidate.cuda))
+        same_release = (
+            c.version == candidate.version
+            and c.tag != candidate.tag
+            and not c.verified
+            and c.cuda is not None
+            and candidate.cuda is not None
+            and Version(c.cuda) > Version(candidate.cuda)
+        )
         if (c.version <= candidate.version and not same_release) or (c.version, c.tag) in removed:
             continue
         clash = clashes.get((c.family, c.version, c.tag))
@@ -56,8 +62,9 @@ def notes(candidate: Candidate, chosen: list[Candidate], offered_here: list[Cand
             lower.append(f"{c.version}+{c.tag}")
     lines += [f"ruled out {candidate.family} {compact(b)}: {r}" for r, b in grouped_clashes.items()]
     if unverified:
-        lines.append(f"passed over {candidate.family} {compact(unverified)}: may run, but which GPU "
-                     "architectures those builds carry is unknown in cudafit's data")
+        lines.append(
+            f"passed over {candidate.family} {compact(unverified)}: may run, but which GPU architectures those builds carry is unknown in cudafit's data"
+        )
     if lower:
         lines.append(f"passed over {candidate.family} {compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
     return lines
@@ -74,8 +81,11 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
     chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
     if chosen:
         return [f"{chosen[0].label} is part of the answer" + facts(chosen[0])]
-    lines = [f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
-             for r in res.rejections if r.family == family and r.version == version and named(r.tag)]
+    lines = [
+        f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
+        for r in res.rejections
+        if r.family == family and r.version == version and named(r.tag)
+    ]
     joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
         clash = clash_of.get((build.family, build.version, build.tag))
@@ -85,15 +95,19 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
             continue  # its joint rejection, listed above, says why
         elif res.ok:
             winner = next((c for c in res.candidates if c.family == family), None)
-            lines.append(f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
-                         "(verified GPU code first, then the newest release, then the highest CUDA)" + facts(build))
+            lines.append(
+                f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
+                "(verified GPU code first, then the newest release, then the highest CUDA)" + facts(build)
+            )
             if winner is not None and winner.evidence and not any(line.startswith(f"{winner.label}: facts") for line in lines):
                 lines.append(f"{winner.label}: {facts(winner).removeprefix('; ')}")
         else:
             lines.append(f"{build.label} runs here, but no set of the other frameworks' builds fits with it")
     if not lines:
-        lines.append(f"{family} {version}{'+' + tag if tag else ''} is not in cudafit's data"
-                     + (" for this platform" if tag and any(r.family == family and r.version == version for r in res.rejections) else ""))
+        lines.append(
+            f"{family} {version}{'+' + tag if tag else ''} is not in cudafit's data"
+            + (" for this platform" if tag and any(r.family == family and r.version == version for r in res.rejections) else "")
+        )
     return lines
 
 
@@ -124,8 +138,14 @@ def compact(subjects: list[str], most: int = 6) -> str:
 _CAUSE_ORDER = {"driver": 0, "os": 1, "platform": 1, "compute-capability": 2, "joint": 3, "data": 4, "accelerator": 5}
 
 
-def conflicts(families: dict[str, dict], offered: list[tuple[str, list[Candidate]]], rejections: list[Rejection],
-              versions: dict[str, list[str]], cpu_asked: bool, python_version: Optional[str] = None) -> list[str]:
+def conflicts(
+    families: dict[str, dict],
+    offered: list[tuple[str, list[Candidate]]],
+    rejections: list[Rejection],
+    versions: dict[str, list[str]],
+    cpu_asked: bool,
+    python_version: Optional[str] = None,
+) -> list[str]:
     """Why no consistent set exists, cause first, per family. `versions` lists each family's
     releases in the data, newest first."""
     out = []
@@ -146,8 +166,7 @@ def conflicts(families: dict[str, dict], offered: list[tuple[str, list[Candidate
         if not candidates and named_away and all(r.constraint == "spec" for r in mine):
             # Every build of the matching releases was a different one than the local label named.
             builds = sorted({r.build for r in named_away})
-            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; "
-                       f"it has {compact(builds)}")
+            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; it has {compact(builds)}")
             continue
         # Requested-away releases and builds for other accelerators explain nothing here, unless
         # nothing else does (a CUDA extra asked for on a machine without a driver, say).

@@ -133,7 +133,7 @@ def read_pins(value: Any) -> dict[str, str]:
     pins: dict[str, str] = {}
     for name, spec in value.items():
         if not isinstance(spec, str):
-            raise TypeError(f"{name}: expected a specifier string (\"\" for any version)")
+            raise TypeError(f'{name}: expected a specifier string ("" for any version)')
         SpecifierSet(spec)
         pins[str(canonicalize_name(name))] = spec
     return pins
@@ -186,8 +186,10 @@ def read_positive_number(value: Any) -> float:
 
 
 def read_macos_fields(e: Entry, platforms: frozenset[str]) -> dict[str, dict[str, str]]:
-    return {"macos_min": e.get("macos_min", functools.partial(_macos_map, platforms=platforms), required=False, default={}),
-            "macos_min_by_python": e.get("macos_min_by_python", _macos_by_python, required=False, default={})}
+    return {
+        "macos_min": e.get("macos_min", functools.partial(_macos_map, platforms=platforms), required=False, default={}),
+        "macos_min_by_python": e.get("macos_min_by_python", _macos_by_python, required=False, default={}),
+    }
 
 
 def _macos_version(value: Any) -> str:
@@ -248,12 +250,12 @@ def read_evidence(e: Entry, known: dict[str, bool], optional: set[str]) -> dict[
         if fact not in known:
             raise e.fail(where, f"names {fact!r}, which is not a fact of this build (expected one of {', '.join(known)})")
         if not known[fact]:
-            raise e.fail(where, f"{fact} is \"unknown\"; an unknown fact has no evidence (remove it, or give the value)")
+            raise e.fail(where, f'{fact} is "unknown"; an unknown fact has no evidence (remove it, or give the value)')
         if not isinstance(item, dict) or set(item) - {"grade", "source"}:
-            raise e.fail(where, "expected { grade = \"measured\"|\"declared\"|\"reported\", source = [keys] }")
+            raise e.fail(where, 'expected { grade = "measured"|"declared"|"reported", source = [keys] }')
         grade = item.get("grade")
         if grade not in GRADES:
-            raise e.fail(where, f"grade must be one of {', '.join(GRADES)} (got {grade!r}); an unknown fact is written \"unknown\"")
+            raise e.fail(where, f'grade must be one of {", ".join(GRADES)} (got {grade!r}); an unknown fact is written "unknown"')
         source = item.get("source")
         if not isinstance(source, list) or not source or not all(isinstance(k, str) for k in source):
             raise e.fail(where, "source: expected a non-empty list of keys of [sources]")

@@ -58,8 +58,8 @@ def _inherited_fd(name: str) -> Optional[int]:
     if name in fixed:
         return fixed[name]
     for prefix in ("/dev/fd/", "/proc/self/fd/"):
-        if name.startswith(prefix) and name[len(prefix):].isdigit():
-            return int(name[len(prefix):])
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            return int(name[len(prefix) :])
     return None
 
 
@@ -101,7 +101,7 @@ def write_output(path: PathLike, text: str) -> None:
             sys.stdout.flush()
             data = text.encode("utf-8")
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
         except OSError as exc:
             raise InputError(f"cannot write {name}: {exc.strerror}") from None
         return

@@ -17,7 +17,7 @@ def normalize_gpu_name(name: str) -> str:
     text = _SEPARATORS.sub(" ", name.strip().lower()).strip()
     for prefix in _BRAND_PREFIXES:
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     return text
 
 
@@ -57,15 +57,12 @@ def suggest_gpus(table: dict[str, GpuModel], name: str, limit: int = 3) -> list[
     words = key.split()
     found: list[str] = []
     if words:
-        holders = [
-            (len(k), k, m.name) for k, m in table.items()
-            if all(w in k.split() for w in words)
-        ]
+        holders = [(len(k), k, m.name) for k, m in table.items() if all(w in k.split() for w in words)]
         for _, _, full in sorted(holders):
             if full not in found:
                 found.append(full)
     # Spelling neighbours only when no name holds every word: 'RTX 3090' must not also offer an A6000.
-    for close in ([] if found else difflib.get_close_matches(key, list(table), n=limit * 2, cutoff=0.6)):
+    for close in [] if found else difflib.get_close_matches(key, list(table), n=limit * 2, cutoff=0.6):
         full = table[close].name
         if full not in found:
             found.append(full)

@@ -38,13 +38,16 @@ def find_target(env: Optional[str]) -> Target:
     raise InputError("no target environment: activate one ($VIRTUAL_ENV or $CONDA_PREFIX), have python on PATH, or give --env")
 
 
-def check_description(target: Target, target_python: Optional[str], python: Optional[str], os_name: Optional[str],
-                      arch: Optional[str], host_os: str, host_arch: Optional[str]) -> Optional[str]:
+def check_description(
+    target: Target, target_python: Optional[str], python: Optional[str], os_name: Optional[str], arch: Optional[str], host_os: str, host_arch: Optional[str]
+) -> Optional[str]:
     """The Python to resolve for: the target environment's. `install` installs here, so a
     description of another machine (its Python, OS or arch) would install a wrong build."""
     if python and target_python and python != target_python:
-        raise InputError(f"--python {python}: the target environment ({target.prefix}) runs Python {target_python}; "
-                         "install resolves for the environment it installs into (describe other machines with resolve)")
+        raise InputError(
+            f"--python {python}: the target environment ({target.prefix}) runs Python {target_python}; "
+            "install resolves for the environment it installs into (describe other machines with resolve)"
+        )
     family = {"wsl": "linux"}
     if os_name and family.get(os_name, os_name) != family.get(host_os, host_os):
         raise InputError(f"--os {os_name}: install runs on this machine ({host_os}); describe other machines with resolve")
@@ -53,13 +56,13 @@ def check_description(target: Target, target_python: Optional[str], python: Opti
     return target_python or python
 
 
-def plan(res: Resolution, target: Target, *, conda: bool = False, dry_run: bool = False,
-         which: Callable = shutil.which, installer: Optional[str] = None) -> list[list[str]]:
+def plan(
+    res: Resolution, target: Target, *, conda: bool = False, dry_run: bool = False, which: Callable = shutil.which, installer: Optional[str] = None
+) -> list[list[str]]:
     """The commands, with the installer asked for (pip, uv) or uv where present, else pip."""
     out = []
     if conda and not (Path(target.prefix) / "conda-meta").is_dir():
-        raise InputError(f"--format conda: {target.prefix} is not a conda environment (no conda-meta folder); "
-                         "use --format pip or uv for a virtual environment")
+        raise InputError(f"--format conda: {target.prefix} is not a conda environment (no conda-meta folder); use --format pip or uv for a virtual environment")
     if installer == "uv" and not which("uv"):
         raise InputError("--format uv: uv is not on PATH (install it, or use --format pip)")
     if conda:
@@ -122,4 +125,3 @@ def matches(wanted: str, got: Optional[str]) -> bool:
         return False
     # A pin without a local tag accepts any local build (PEP 440), as pip does.
     return got == wanted or ("+" not in wanted and got.split("+")[0] == wanted)
-

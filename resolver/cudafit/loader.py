@@ -40,6 +40,8 @@ from cudafit.records import CC, Architecture, CompatFloor, GpuModel, JetPack, Ma
 
 SHARED = ("nvidia.toml", "gpus.toml", "pytorch/index.toml")  # what every release-line file is checked against
 SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
+
+
 def data_dir() -> Path:
     """Where the data lives: $CUDAFIT_DATA_DIR, else the cudafit.matrices package (the wheel and
     editable installs map matrices/ there), else the source checkout."""
@@ -183,8 +185,7 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
     # Each framework reads its own files (its provider's DATA_PREFIX): a new framework is its
     # module and its folder, not a change here.
-    frameworks = {p.FAMILY: _releases(docs, p.DATA_PREFIX, lambda rel, doc, p=p: p.read_file(rel, doc, toolkits, dates), problems)
-                  for p in PROVIDERS}
+    frameworks = {p.FAMILY: _releases(docs, p.DATA_PREFIX, lambda rel, doc, p=p: p.read_file(rel, doc, toolkits, dates), problems) for p in PROVIDERS}
     prefixes = tuple(p.DATA_PREFIX for p in PROVIDERS)
     unexpected = set(docs) - set(SHARED) - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
@@ -311,8 +312,14 @@ def _jetpacks(file: str, doc: dict, sources: set[str], owner: dict[CC, str]) -> 
         if strays:
             raise e.fail("compute_capabilities", f"{', '.join(f'{a}.{b}' for a, b in strays)} belong to no [[architecture]]")
         server = e.get("server_builds", lambda v: v if isinstance(v, bool) else fail_type("true or false"))
-        out.append(JetPack(version=str(e.get("version", read_version)), jetson_linux=str(e.get("jetson_linux", read_version)),
-                           compute_capabilities=ccs, server_builds=server))
+        out.append(
+            JetPack(
+                version=str(e.get("version", read_version)),
+                jetson_linux=str(e.get("jetson_linux", read_version)),
+                compute_capabilities=ccs,
+                server_builds=server,
+            )
+        )
         e.finish()
     return tuple(sorted(out, key=lambda j: Version(j.version)))
 
@@ -351,5 +358,3 @@ def _torch_index(file: str, doc: dict, dates: list[str]) -> str:
         raise e.fail("url", "expected an https URL template containing {variant}")
     e.finish()
     return url
-
-

@@ -97,7 +97,6 @@ def check_python(text: str, matrices: Optional[Matrices] = None) -> str:
     return f"{major}.{minor}"
 
 
-
 def known_drivers(matrices: Matrices) -> tuple[str, str]:
     """The oldest and the newest driver version the data names (toolkit drivers, compatibility
     floors, architecture branches)."""
@@ -118,8 +117,9 @@ def known_drivers(matrices: Matrices) -> tuple[str, str]:
 def _linux_branch_step(matrices: Matrices) -> Optional[int]:
     """5 when every Linux toolkit driver in the data sits on a branch numbered in steps of 5
     (R440, R450, ..., R610), as NVIDIA's Linux branches do; None if the data says otherwise."""
-    majors = [int(tk.linux_driver_min.split(".")[0]) for tk in matrices.toolkits.values()
-              if tk.linux_driver_min and tk.linux_driver_min.split(".")[0].isdigit()]
+    majors = [
+        int(tk.linux_driver_min.split(".")[0]) for tk in matrices.toolkits.values() if tk.linux_driver_min and tk.linux_driver_min.split(".")[0].isdigit()
+    ]
     return 5 if majors and all(m % 5 == 0 for m in majors) else None
 
 
@@ -136,8 +136,7 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
         )
     parts = driver.split(".")
     if os_name in ("wsl", "windows") and len(parts) == 3:
-        where = ("under WSL2 nvidia-smi shows the Windows driver's version" if os_name == "wsl"
-                 else "Windows drivers are numbered")
+        where = "under WSL2 nvidia-smi shows the Windows driver's version" if os_name == "wsl" else "Windows drivers are numbered"
         raise InputError(
             f"--driver {driver!r} with --os {os_name}: {driver} is a Linux driver version; {where} "
             f"as NNN.NN (e.g. 566.36): give the version nvidia-smi prints there"
@@ -159,8 +158,10 @@ def unknown_gpu_message(name: str, matrices: Matrices) -> str:
         quoted = [repr(c) for c in close]
         hint = f"did you mean {quoted[0]}?" if len(quoted) == 1 else f"did you mean {', '.join(quoted[:-1])} or {quoted[-1]}?"
         hint += " "
-    return (f"--gpu {name!r}: not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it "
-            f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y")
+    return (
+        f"--gpu {name!r}: not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it "
+        f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y"
+    )
 
 
 _MACOS = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?(?:\.\d+)?$")
@@ -178,13 +179,18 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
     """A description that cannot be one machine is an input error: answering it would produce a
     wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64)."""
     if os_name == "macos":
-        given = [f"--driver {opts.driver}" if opts.driver and opts.driver.strip().lower() != "none" else "",
-                 *(f"--gpu {g!r}" for g in opts.gpus), *(f"--compute-capability {c}" for c in opts.compute_capabilities),
-                 "--jetson" if opts.jetson else ""]
+        given = [
+            f"--driver {opts.driver}" if opts.driver and opts.driver.strip().lower() != "none" else "",
+            *(f"--gpu {g!r}" for g in opts.gpus),
+            *(f"--compute-capability {c}" for c in opts.compute_capabilities),
+            "--jetson" if opts.jetson else "",
+        ]
         given = [g for g in given if g]
         if given:
-            raise InputError(f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
-                             "10.2); describe the machine without them, or give its real OS")
+            raise InputError(
+                f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
+                "10.2); describe the machine without them, or give its real OS"
+            )
     os_said = f"--os {os_name}" if opts.os else f"this machine's OS ({os_name}; give --os to describe another)"
     arch_said = f"--arch {arch}" if opts.arch else f"this machine's arch ({arch}; give --arch to describe another)"
     if opts.macos and os_name != "macos":
@@ -210,8 +216,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
 
     if os_name == "macos" and not opts.describes_gpus:
         # A Mac has no NVIDIA driver; never read this host's nvidia-smi for a described Mac.
-        return Machine(os=os_name, arch=arch, python=python, driver=None, driver_known=True, gpus=(), gpus_known=True,
-                       warnings=tuple(warnings), macos=macos)
+        return Machine(os=os_name, arch=arch, python=python, driver=None, driver_known=True, gpus=(), gpus_known=True, warnings=tuple(warnings), macos=macos)
     if opts.describes_gpus:
         driver_known = opts.driver is not None
         driver = parse_driver(opts.driver) if opts.driver is not None else None
@@ -233,8 +238,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
             if matrices.architecture(cc) is None:
                 # 99.9 or 8.60 (read as sm_860) is no GPU: answering it would invent kernels.
                 known = sorted({c for a in matrices.architectures for c in a.compute_capabilities})
-                raise InputError(f"--compute-capability {text!r}: no NVIDIA GPU has it; known: "
-                                 + ", ".join(f"{a}.{b}" for a, b in known))
+                raise InputError(f"--compute-capability {text!r}: no NVIDIA GPU has it; known: " + ", ".join(f"{a}.{b}" for a, b in known))
             gpus.append(GpuInfo(name=None, compute_capability=cc))
         gpus_known = bool(gpus) or (driver_known and driver is None)
         if driver_known and driver is None and gpus:
@@ -244,10 +248,17 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
         if not gpus_known:
             warnings.append("GPU not given (--gpu/--compute-capability): GPU architecture not checked")
         return Machine(
-            os=os_name, arch=arch, python=python, driver=driver, driver_known=driver_known,
-            gpus=tuple(gpus), gpus_known=gpus_known, jetson=opts.jetson,
+            os=os_name,
+            arch=arch,
+            python=python,
+            driver=driver,
+            driver_known=driver_known,
+            gpus=tuple(gpus),
+            gpus_known=gpus_known,
+            jetson=opts.jetson,
             cuda_driver_max=detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
-            warnings=tuple(warnings), macos=macos,
+            warnings=tuple(warnings),
+            macos=macos,
         )
 
     if os_name == "macos":
@@ -263,8 +274,9 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
         if gpu.compute_capability is None and gpu.name:
             model, warning = lookup_gpu(matrices.gpus, gpu.name)
             if model is None:
-                warnings.append(f"GPU {gpu.name!r} is not in cudafit's GPU table and the driver does not report its compute "
-                                "capability; its architecture is not checked")
+                warnings.append(
+                    f"GPU {gpu.name!r} is not in cudafit's GPU table and the driver does not report its compute capability; its architecture is not checked"
+                )
             else:
                 if warning:
                     warnings.append(warning)
@@ -274,14 +286,21 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
     if opts.detect_extras:
         extras["toolkits"] = tuple(detect.detect_toolkits())
         installed = detect.installed_distributions(detect.target_prefix())
-        extras["frameworks"] = tuple(
-            {"name": name, "version": installed[name]} for name in detect.FRAMEWORKS if name in installed
-        )
+        extras["frameworks"] = tuple({"name": name, "version": installed[name]} for name in detect.FRAMEWORKS if name in installed)
     return Machine(
-        os=os_name, arch=arch, python=python, driver=driver, driver_known=reading.driver_known,
-        gpus=tuple(gpus), gpus_known=reading.gpus_known, jetson=opts.jetson or detect.detect_jetson(),
+        os=os_name,
+        arch=arch,
+        python=python,
+        driver=driver,
+        driver_known=reading.driver_known,
+        gpus=tuple(gpus),
+        gpus_known=reading.gpus_known,
+        jetson=opts.jetson or detect.detect_jetson(),
         cuda_driver_max=reading.cuda_driver_max or detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
-        warnings=tuple(warnings), detected=True, macos=macos, **extras,
+        warnings=tuple(warnings),
+        detected=True,
+        macos=macos,
+        **extras,
     )
 
 

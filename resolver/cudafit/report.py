@@ -11,25 +11,38 @@ from cudafit.records import Candidate, Resolution
 def resolution_json(res: Resolution) -> dict:
     if not res.ok:
         # The text leads with the cause and folds the rest; the JSON keeps every rejection.
-        return {"ok": False, "machine": machine_json(res.machine), "conflicts": list(res.conflicts),
-                "warnings": list(res.warnings), **_floors_json(res),
-                "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": r.reason}
-                             for r in res.rejections if r.constraint != "spec"]}
+        return {
+            "ok": False,
+            "machine": machine_json(res.machine),
+            "conflicts": list(res.conflicts),
+            "warnings": list(res.warnings),
+            **_floors_json(res),
+            "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": r.reason} for r in res.rejections if r.constraint != "spec"],
+        }
     cuda, cudnn = stack_versions(res)
     return {
         "ok": True,
         "machine": machine_json(res.machine),
         "packages": [
-            {"name": p.name, "version": p.version, "variant": p.variant, "index_url": p.index_url,
-             "requirement": p.requirement, **_evidence_json(c, p.name),
-             **({"supports": p.supports} if p.supports else {})}
-            for c in res.candidates for p in c.packages
+            {
+                "name": p.name,
+                "version": p.version,
+                "variant": p.variant,
+                "index_url": p.index_url,
+                "requirement": p.requirement,
+                **_evidence_json(c, p.name),
+                **({"supports": p.supports} if p.supports else {}),
+            }
+            for c in res.candidates
+            for p in c.packages
         ],
         "cuda": cuda,
         "cudnn": cudnn,
         "pins": dict(sorted(res.shared_pins.items())),
-        "commands": {"pip": " && ".join(c for c in commands(res) if not c.startswith("#")),
-                     "uv": " && ".join(c for c in commands(res, "uv pip install") if not c.startswith("#"))},
+        "commands": {
+            "pip": " && ".join(c for c in commands(res) if not c.startswith("#")),
+            "uv": " && ".join(c for c in commands(res, "uv pip install") if not c.startswith("#")),
+        },
         "notes": list(res.notes),
         "warnings": list(res.warnings),
         **_floors_json(res),
@@ -40,9 +53,19 @@ def _floors_json(res: Resolution) -> dict:
     """With the driver unknown: the answer for each CUDA major's driver floor."""
     if not res.by_driver_floor:
         return {}
-    return {"by_driver_floor": [{"cuda_major": a.cuda_major, "driver_min": a.driver_min, "ok": a.ok,
-                                 "requirements": list(a.requirements), "cause": a.cause or None, "chosen": a.chosen}
-                                for a in res.by_driver_floor]}
+    return {
+        "by_driver_floor": [
+            {
+                "cuda_major": a.cuda_major,
+                "driver_min": a.driver_min,
+                "ok": a.ok,
+                "requirements": list(a.requirements),
+                "cause": a.cause or None,
+                "chosen": a.chosen,
+            }
+            for a in res.by_driver_floor
+        ]
+    }
 
 
 def floors_text(res: Resolution) -> list[str]:

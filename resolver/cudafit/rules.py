@@ -55,8 +55,9 @@ def check_driver(matrices: Matrices, machine: Machine, cuda: Version, strict: bo
     if floor is None:
         return Verdict(False, f"the {side} driver needed for CUDA {cuda} is unknown in cudafit's data", constraint="driver")
     if not machine.driver_known:
-        return Verdict(True, f"needs {side} driver >= {floor} ({rule})",
-                       warning=f"CUDA {cuda} build needs {side} driver >= {floor} ({rule}); the driver was not checked")
+        return Verdict(
+            True, f"needs {side} driver >= {floor} ({rule})", warning=f"CUDA {cuda} build needs {side} driver >= {floor} ({rule}); the driver was not checked"
+        )
     if machine.driver is None:
         return Verdict(False, "no NVIDIA driver", constraint="driver")
     if driver_key(machine.driver) < driver_key(floor):
@@ -102,10 +103,8 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
         assumed = " (assumed: no GPU given; for Jetson Thor give --compute-capability 11.0 or --gpu 'NVIDIA Thor')"
     if jetpack is not None and jetpack.server_builds:
         return None
-    software = (f" on JetPack {jetpack.version} (Jetson Linux {jetpack.jetson_linux})" if jetpack is not None
-                else " (no JetPack line for it in cudafit's data)")
-    return (f"{board}{software} needs NVIDIA's Jetson builds: the index and PyPI aarch64 builds are for SBSA "
-            f"servers and Jetson Thor{assumed}")
+    software = f" on JetPack {jetpack.version} (Jetson Linux {jetpack.jetson_linux})" if jetpack is not None else " (no JetPack line for it in cudafit's data)"
+    return f"{board}{software} needs NVIDIA's Jetson builds: the index and PyPI aarch64 builds are for SBSA servers and Jetson Thor{assumed}"
 
 
 def macos_too_old(macos_min: dict[str, str], by_python: dict[str, str], machine: Machine) -> Optional[str]:
@@ -121,8 +120,13 @@ def macos_too_old(macos_min: dict[str, str], by_python: dict[str, str], machine:
 
 def gpus_first_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
     """The oldest driver branch every GPU's architecture is supported from, where known."""
-    branches = [arch.first_driver for g in machine.gpus if g.compute_capability
-                for arch in [matrices.architecture(g.compute_capability)] if arch is not None and arch.first_driver]
+    branches = [
+        arch.first_driver
+        for g in machine.gpus
+        if g.compute_capability
+        for arch in [matrices.architecture(g.compute_capability)]
+        if arch is not None and arch.first_driver
+    ]
     return max(branches, key=driver_key) if branches else None
 
 
@@ -161,17 +165,16 @@ def check_arch(
         # SASS for sm_120, nor CUDA 13.0 for sm_61. Such a GPU can only run the build's PTX.
         toolkit = matrices.toolkit(cuda)
         if toolkit is None or toolkit.targets is None:
-            return Verdict(True, "architecture list unknown",
-                           warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+            return Verdict(True, "architecture list unknown", warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
         targets = toolkit.targets
         out_of_reach = [(g, cc) for g, cc in known if not any(t[0] == cc[0] and t[1] <= cc[1] for t in targets)]
         if not out_of_reach:
-            return Verdict(True, "architecture list unknown",
-                           warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
+            return Verdict(True, "architecture list unknown", warning=f"which GPU architectures the CUDA {cuda} build carries is unknown; not checked"), False
         if ptx is None:
             gpu = out_of_reach[0][0]
-            return Verdict(False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is unknown",
-                           constraint="compute-capability"), False
+            return Verdict(
+                False, f"CUDA {cuda} cannot compile SASS for {gpu_label(gpu)} and the build's PTX is unknown", constraint="compute-capability"
+            ), False
         known, sass = out_of_reach, frozenset()
     needs_jit = False
     for gpu, cc in known:
@@ -181,18 +184,19 @@ def check_arch(
         if not ptx_ok:
             have = ", ".join(sm(c) for c in sorted(sass)) or "none"
             ptx_text = "unknown" if ptx is None else (", ".join(f"compute_{a}{b}" for a, b in sorted(ptx)) or "none")
-            return Verdict(False, f"no kernel image for {gpu_label(gpu)}: SASS {have}; PTX {ptx_text}",
-                           constraint="compute-capability"), False
+            return Verdict(False, f"no kernel image for {gpu_label(gpu)}: SASS {have}; PTX {ptx_text}", constraint="compute-capability"), False
         own = own_driver(matrices, machine, cuda)
         if machine.driver is not None and (own is None or driver_key(machine.driver) < driver_key(own)):
-            return Verdict(False, f"{gpu_label(gpu)} needs PTX JIT, which needs the CUDA {cuda} driver "
-                                  f"({own or 'unknown'}); driver is {machine.driver}", constraint="compute-capability"), False
+            return Verdict(
+                False,
+                f"{gpu_label(gpu)} needs PTX JIT, which needs the CUDA {cuda} driver ({own or 'unknown'}); driver is {machine.driver}",
+                constraint="compute-capability",
+            ), False
         needs_jit = True
     if needs_jit:
         return Verdict(True, "runs through PTX JIT", warning="no SASS for this GPU: kernels are JIT-compiled from PTX (slow first start, larger cache)"), True
     shown = ", ".join(sorted({sm(cc) for _g, cc in known}))
     return Verdict(True, f"SASS for {shown}"), False
-
 
 
 def newest_toolkit(matrices: Matrices, major: int) -> Optional[Version]:
@@ -226,9 +230,16 @@ class BuildVerdict(NamedTuple):
         return "; ".join(v.reason for v in (self.driver, self.arch) if v is not None)
 
 
-def judge_cuda_build(matrices: Matrices, machine: Machine, cuda: Version, sass: Optional[frozenset[CC]],
-                     ptx: Optional[frozenset[CC]], strict: bool, driver_problem: Optional[str],
-                     built_with: Optional[Version] = None) -> BuildVerdict:
+def judge_cuda_build(
+    matrices: Matrices,
+    machine: Machine,
+    cuda: Version,
+    sass: Optional[frozenset[CC]],
+    ptx: Optional[frozenset[CC]],
+    strict: bool,
+    driver_problem: Optional[str],
+    built_with: Optional[Version] = None,
+) -> BuildVerdict:
     """The checks every framework's CUDA build goes through. `built_with` is the toolkit that
     compiled the build when it differs from the CUDA runtime the driver must load (JAX)."""
     if machine.driver_known and machine.driver is None:

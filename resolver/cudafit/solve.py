@@ -25,8 +25,9 @@ from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN
 from cudafit.records import BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 
-def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
-                ) -> tuple[dict[str, dict[str, SpecifierSet]], dict[str, frozenset[str]]]:
+def parse_specs(
+    texts: list[str], machine: Machine, matrices: Optional[Matrices] = None
+) -> tuple[dict[str, dict[str, SpecifierSet]], dict[str, frozenset[str]]]:
     """(family -> {distribution: combined specifier}, family -> extras asked for), families in the
     order first named. Markers are evaluated for the target machine."""
     families: dict[str, dict[str, SpecifierSet]] = {}
@@ -57,8 +58,10 @@ def parse_specs(texts: list[str], machine: Machine, matrices: Optional[Matrices]
         known = {canonicalize_name(e) for e in (provider.known_extras(matrices) if matrices is not None else ())}
         unknown = wanted - known
         if unknown:
-            raise InputError(f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
-                             + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)"))
+            raise InputError(
+                f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
+                + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)")
+            )
         if req.marker is not None and not req.marker.evaluate(_marker_env(machine)):
             continue
         family = provider.FAMILY
@@ -96,9 +99,10 @@ def _marker_env(machine: Machine) -> dict[str, str]:
         env["platform_system"] = {"linux": "Linux", "wsl": "Linux", "windows": "Windows", "macos": "Darwin"}.get(machine.os, machine.os)
         env["os_name"] = "nt" if machine.os == "windows" else "posix"
     if machine.arch:
-        env["platform_machine"] = {"x86_64": "AMD64" if machine.os == "windows" else "x86_64",
-                                   "aarch64": "arm64" if machine.os in ("macos", "windows") else "aarch64"
-                                   }.get(machine.arch, machine.arch)
+        env["platform_machine"] = {
+            "x86_64": "AMD64" if machine.os == "windows" else "x86_64",
+            "aarch64": "arm64" if machine.os in ("macos", "windows") else "aarch64",
+        }.get(machine.arch, machine.arch)
     return env
 
 
@@ -152,12 +156,12 @@ def _per_driver_floor(specs: list[str], machine: Machine, matrices: Matrices, po
         above = floors.get(major + 1)
         if above is not None and driver_key(driver) >= driver_key(above):
             # The GPUs need a driver that already loads the next major: no driver runs this row.
-            answers.append(FloorAnswer(major, floor, False, (), f"the GPUs need a driver >= {need}, which is past "
-                                                                 f"the CUDA {major} range (< {above})"))
+            answers.append(FloorAnswer(major, floor, False, (), f"the GPUs need a driver >= {need}, which is past the CUDA {major} range (< {above})"))
             continue
         res = _resolve(specs, machine._replace(driver=driver, driver_known=True), matrices, policy)
-        answers.append(FloorAnswer(major, driver, res.ok, tuple(p.requirement for p in res.packages),
-                                   "" if res.ok else (res.conflicts[0] if res.conflicts else "")))
+        answers.append(
+            FloorAnswer(major, driver, res.ok, tuple(p.requirement for p in res.packages), "" if res.ok else (res.conflicts[0] if res.conflicts else ""))
+        )
         results[major] = res
     if not results:
         return _resolve(specs, machine, matrices, policy)
@@ -170,14 +174,19 @@ def _per_driver_floor(specs: list[str], machine: Machine, matrices: Matrices, po
     chosen = results[default]
     answers = [a._replace(chosen=a.cuda_major == default) for a in answers]
     picked = next(a for a in answers if a.chosen)
-    why = ("the widest installed base" if default == wanted
-           else f"CUDA {wanted}, the widest installed base, has no set for this machine and spec")
-    note = (f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
-            f"{picked.driver_min} (CUDA {default}, {why}); give --driver to answer for yours "
-            "(the newest set per driver floor is listed with the answer)")
+    why = "the widest installed base" if default == wanted else f"CUDA {wanted}, the widest installed base, has no set for this machine and spec"
+    note = (
+        f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
+        f"{picked.driver_min} (CUDA {default}, {why}); give --driver to answer for yours "
+        "(the newest set per driver floor is listed with the answer)"
+    )
     needs = rules.gpu_driver_needs(matrices, machine)
-    return chosen._replace(machine=machine, notes=(note, *chosen.notes), by_driver_floor=tuple(answers),
-                           warnings=tuple(dict.fromkeys((*machine.warnings, *needs, *chosen.warnings))))
+    return chosen._replace(
+        machine=machine,
+        notes=(note, *chosen.notes),
+        by_driver_floor=tuple(answers),
+        warnings=tuple(dict.fromkeys((*machine.warnings, *needs, *chosen.warnings))),
+    )
 
 
 def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
@@ -198,7 +207,9 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     if chosen is None:
         versions = {family: [str(r.version) for r in BY_FAMILY[family].releases(matrices)] for family in families}
         return Resolution(
-            ok=False, machine=machine, warnings=tuple(machine_problems),
+            ok=False,
+            machine=machine,
+            warnings=tuple(machine_problems),
             conflicts=tuple(explain.conflicts(families, offered, rejections, versions, policy.cpu, machine.python)),
             rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
@@ -222,24 +233,30 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         warnings.extend(candidate.warnings)
     shared = pins.combined([c.pins for c in chosen])
     if shared:
-        notes.append("pins shared between frameworks, emitted so pip keeps one version: "
-                     + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
-    return Resolution(ok=True, machine=machine, candidates=tuple(chosen), notes=tuple(notes),
-                      warnings=tuple(dict.fromkeys(warnings)), rejections=tuple(rejections), shared_pins=shared,
-                      offered=tuple(tuple(c) for _f, c in offered), clashes=tuple(clashes))
+        notes.append("pins shared between frameworks, emitted so pip keeps one version: " + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
+    return Resolution(
+        ok=True,
+        machine=machine,
+        candidates=tuple(chosen),
+        notes=tuple(notes),
+        warnings=tuple(dict.fromkeys(warnings)),
+        rejections=tuple(rejections),
+        shared_pins=shared,
+        offered=tuple(tuple(c) for _f, c in offered),
+        clashes=tuple(clashes),
+    )
 
 
-def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
-                    ) -> tuple[list[list[Candidate]], list[Rejection]]:
+def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -> tuple[list[list[Candidate]], list[Rejection]]:
     """Drop every build that conflicts with all builds of some other family (AC-3 over pairs of
     families), remembering why. Pair checks are memoised on what they depend on."""
     domains = [list(c) for _f, c in offered]
     if len(domains) < 2:
         return domains, []
+
     def signature(c: Candidate) -> tuple:
         # All that `conflict` looks at; builds of many releases share one (same CUDA, same pins).
-        return (c.cuda and c.cuda.split(".")[0], c.cudnn and c.cudnn.split(".")[0], c.pins_known,
-                tuple(sorted(c.pins.items())))
+        return (c.cuda and c.cuda.split(".")[0], c.cudnn and c.cudnn.split(".")[0], c.pins_known, tuple(sorted(c.pins.items())))
 
     sigs = [{id(c): signature(c) for c in d} for d in domains]
     fits: dict[tuple, bool] = {}
@@ -273,9 +290,18 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy
                         keep.append(a)
                     else:
                         example = conflict(a, domains[j][0], policy)
-                        removed.append(Rejection(a.family, a.version, a.tag, "joint",
-                                                 "fits no " + domains[j][0].family + " build that runs here, e.g. "
-                                                 + (explain.word_clash(example, name_a=False) if example else "no fit")))
+                        removed.append(
+                            Rejection(
+                                a.family,
+                                a.version,
+                                a.tag,
+                                "joint",
+                                "fits no "
+                                + domains[j][0].family
+                                + " build that runs here, e.g. "
+                                + (explain.word_clash(example, name_a=False) if example else "no fit"),
+                            )
+                        )
                         changed = True
                 domains[i] = keep
     return domains, removed
@@ -319,5 +345,3 @@ def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]
     for v in versions:
         lines += explain.why_not(family, v, res, tag)
     return lines
-
-

@@ -26,16 +26,16 @@ def data_check(folder: Optional[Path]):
     if problems or m is None:
         return 2
     releases = ", ".join(f"{len(found)} {family}" for family, found in m.frameworks.items())
-    click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, "
-               f"{len(set(m.gpus.values()))} GPUs, releases: {releases}")
+    click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, {len(set(m.gpus.values()))} GPUs, releases: {releases}")
     return 0
 
 
 @data.command("coverage")
 @click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu"]),
-              help="Only this framework (repeatable).")
+@click.option(
+    "--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu"]), help="Only this framework (repeatable)."
+)
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")
 def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool):
     """Which facts are known per framework, release, variant and platform, and their evidence grade."""

@@ -13,8 +13,12 @@ from cudafit.machine import MachineOptions
 @machine_options
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
 @click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
-@click.option("--format", "fmt", type=click.Choice(["pip", "uv", "conda"]),
-              help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pip", "uv", "conda"]),
+    help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.",
+)
 @policy_options
 def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
@@ -28,17 +32,21 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
 
     matrices = load_matrices()
     target = installer.find_target(env)
-    python = installer.check_description(target, interpreter_version(target.python), described.python,
-                                         check_os(described.os) if described.os else None,
-                                         check_arch(described.arch) if described.arch else None,
-                                         detect_os(), normalize_arch(platform.machine()))
+    python = installer.check_description(
+        target,
+        interpreter_version(target.python),
+        described.python,
+        check_os(described.os) if described.os else None,
+        check_arch(described.arch) if described.arch else None,
+        detect_os(),
+        normalize_arch(platform.machine()),
+    )
     machine = build_machine(described._replace(python=python), matrices)
     res = solve(list(specs), machine, matrices, policy)
     if not res.ok:
         click.echo(resolution_text(res), nl=False, err=True)
         return 1
-    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run,
-                              installer=fmt if fmt in ("pip", "uv") else None)
+    commands = installer.plan(res, target, conda=fmt == "conda", dry_run=dry_run, installer=fmt if fmt in ("pip", "uv") else None)
     # What the answer assumed (an unknown driver) and what pip cannot bring (a system CUDA) must
     # reach the person installing, as resolve shows it.
     if res.by_driver_floor:

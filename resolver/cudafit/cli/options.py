@@ -25,8 +25,9 @@ def machine_options(func):
     @functools.wraps(func)
     def collect(*args, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, **kwargs):
         # The description becomes one plain object, so a command takes the machine as one value.
-        described = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name,
-                                   arch=arch, python=python, jetson=jetson, macos=macos_version)
+        described = MachineOptions(
+            driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name, arch=arch, python=python, jetson=jetson, macos=macos_version
+        )
         return func(*args, described=described, **kwargs)
 
     for option in reversed(options):

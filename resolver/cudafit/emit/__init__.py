@@ -64,8 +64,10 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
             groups = by_index(packages)
         else:
             where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for url, pins in groups)
-            raise InputError(f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
-                             "without --extra-index-url: use --format uv-project, pip or uv")
+            raise InputError(
+                f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
+                "without --extra-index-url: use --format uv-project, pip or uv"
+            )
     shared = tuple(f"{dist}{spec}" for dist, spec in sorted(resolution.shared_pins.items()))
     out = []
     for i, (url, pins) in enumerate(groups):

@@ -42,6 +42,7 @@ def check_env_name(name: str) -> str:
         return name
     raise InputError(f"--name {name!r}: not a conda environment name: {why}")
 
+
 CHANNEL_PLATFORMS = ("linux-x86_64", "windows-x86_64", "macos-x86_64", "macos-arm64")
 
 

@@ -44,8 +44,7 @@ def check_project_name(name: str) -> str:
     except InvalidRequirement:
         whole = False
     if not whole:
-        raise InputError(f"--name {name!r}: not a project name (PEP 508: letters, digits, '.', '_' and '-', "
-                         "starting and ending with a letter or digit)")
+        raise InputError(f"--name {name!r}: not a project name (PEP 508: letters, digits, '.', '_' and '-', starting and ending with a letter or digit)")
     return name
 
 
@@ -100,8 +99,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     # The nvidia-* versions every chosen framework allows, as uv constraints (not dependencies).
     if resolution.shared_pins:
         ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
-        constraints = [c for c in uv.get("constraint-dependencies", [])
-                       if not isinstance(c, str) or canonicalize_name(Requirement(c).name) not in ours_pins]
+        constraints = [c for c in uv.get("constraint-dependencies", []) if not isinstance(c, str) or canonicalize_name(Requirement(c).name) not in ours_pins]
         uv["constraint-dependencies"] = constraints + [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
     # Our old PyTorch indexes go once nothing routes to them any more.
     used = {v.get("index") for v in sources.values() if isinstance(v, dict)}

@@ -20,6 +20,7 @@ def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels
     """Why `release` is out before any build of it is judged, or None. `release` has version,
     platforms, pythons(platform), macos_min and macos_min_by_python; `wheels` names the
     distribution whose wheels decide the platform (jaxlib for jax)."""
+
     def out(constraint: str, reason: str, cause: str = "") -> Rejection:
         return Rejection(family, release.version, None, constraint, reason, cause=cause)
 

@@ -43,8 +43,9 @@ def release_fields(e: Entry) -> dict[str, Any]:
     )
 
 
-def read_releases(file: str, doc: dict, sources: set[str], line: str,
-                  more: Callable[[Entry, Version], dict[str, Any]]) -> Iterator[tuple[Version, Entry, dict[str, Any]]]:
+def read_releases(
+    file: str, doc: dict, sources: set[str], line: str, more: Callable[[Entry, Version], dict[str, Any]]
+) -> Iterator[tuple[Version, Entry, dict[str, Any]]]:
     """(version, entry, fields) of each [[release]]: the shared fields and the framework's own."""
     seen: set[Version] = set()
     for _i, e, version in line_releases(file, doc, sources, line):
@@ -59,9 +60,9 @@ def read_releases(file: str, doc: dict, sources: set[str], line: str,
         raise DataError(f"{file}: no [[release]] entries")
 
 
-def read_line(file: str, doc: dict, toolkits: dict, dates: list[str], prefix: str,
-              release: Callable[[Entry, Version], dict[str, Any]], **build_options: Any
-              ) -> list[tuple[Version, Entry, dict[str, Any], list[Build]]]:
+def read_line(
+    file: str, doc: dict, toolkits: dict, dates: list[str], prefix: str, release: Callable[[Entry, Version], dict[str, Any]], **build_options: Any
+) -> list[tuple[Version, Entry, dict[str, Any], list[Build]]]:
     """A framework's release-line file: (version, entry, fields, builds) per release, in file order.
     `release` reads the framework's own release fields; `build_options` go to read_builds."""
     sources, line = line_header(file, doc, prefix, {"release", "build"}, dates)
@@ -75,10 +76,18 @@ def read_line(file: str, doc: dict, toolkits: dict, dates: list[str], prefix: st
 OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins"))
 
 
-def read_builds(file: str, doc: dict, sources: set[str], releases: dict[Version, dict[str, Any]], toolkits: dict, *,
-                fields: frozenset[str] = frozenset(),
-                more: Optional[Callable[[Entry, Build, list[dict[str, Any]]], dict[str, Any]]] = None,
-                cuda_is_floor: bool = False, one_per_platform: bool = False) -> dict[Version, list[Build]]:
+def read_builds(
+    file: str,
+    doc: dict,
+    sources: set[str],
+    releases: dict[Version, dict[str, Any]],
+    toolkits: dict,
+    *,
+    fields: frozenset[str] = frozenset(),
+    more: Optional[Callable[[Entry, Build, list[dict[str, Any]]], dict[str, Any]]] = None,
+    cuda_is_floor: bool = False,
+    one_per_platform: bool = False,
+) -> dict[Version, list[Build]]:
     """Each release's builds. `releases` maps a version to its fields (platforms and Pythons at
     least); `fields` are the OPTIONAL_FIELDS the framework reads; `more` reads its own fields of a
     build, given the fields of the releases it belongs to; with cuda_is_floor (JAX) `cuda` is the
@@ -96,16 +105,13 @@ def read_builds(file: str, doc: dict, sources: set[str], releases: dict[Version,
         for version in applies:
             release = releases[version]
             if not build.platforms <= release["platforms"]:
-                raise e.fail("platforms", f"names {', '.join(sorted(build.platforms - release['platforms']))}, "
-                                          f"not among the platforms of release {version}")
+                raise e.fail("platforms", f"names {', '.join(sorted(build.platforms - release['platforms']))}, not among the platforms of release {version}")
             if build.python is not None and not build.python <= release["python"]:
-                raise e.fail("python", f"names {', '.join(sorted(build.python - release['python']))}, "
-                                       f"not among the Pythons of release {version}")
+                raise e.fail("python", f"names {', '.join(sorted(build.python - release['python']))}, not among the Pythons of release {version}")
             for other in out[version]:
                 same = one_per_platform or (other.tag == build.tag and other.extras == build.extras)
                 if same and other.platforms & build.platforms:
-                    raise e.fail("platforms", f"release {version} already has build {other.tag} on "
-                                              f"{', '.join(sorted(other.platforms & build.platforms))}")
+                    raise e.fail("platforms", f"release {version} already has build {other.tag} on {', '.join(sorted(other.platforms & build.platforms))}")
             out[version].append(build)
         e.finish()
     return out
@@ -166,9 +172,16 @@ def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset()
     sass, ptx = read_arch_lists(e, cuda, toolkits, any_minor=cuda_is_floor, required=True)
     cudnn = e.get("cudnn", read_str)
     pins = e.get("pins", read_pins_or_unknown)
-    known = {"exists": True, "cuda": cuda is not None, "cudnn": cudnn != UNKNOWN, "sass": sass is not None,
-             "ptx": ptx is not None, "pins": pins is not None}
+    known = {"exists": True, "cuda": cuda is not None, "cudnn": cudnn != UNKNOWN, "sass": sass is not None, "ptx": ptx is not None, "pins": pins is not None}
     if "pypi_pins" in fields and "pypi_pins" in e.raw:  # torch's: a fact only where the PyPI wheel differs
         known["pypi_pins"] = True
-    return Build(kind="cuda", cuda=cuda, cudnn=None if cudnn == UNKNOWN else cudnn, sass=sass, ptx=ptx, pins=pins,
-                 evidence=read_evidence(e, known, optional={"cuda"}), **common)
+    return Build(
+        kind="cuda",
+        cuda=cuda,
+        cudnn=None if cudnn == UNKNOWN else cudnn,
+        sass=sass,
+        ptx=ptx,
+        pins=pins,
+        evidence=read_evidence(e, known, optional={"cuda"}),
+        **common,
+    )

@@ -55,6 +55,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(matrices.jax):
+
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
@@ -71,8 +72,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             continue
         if want_cpu and not extras:
             if gpu_here and not policy.cpu and machine.os == "windows":
-                reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) "
-                             "or the CPU build (--cpu)", "cpu")
+                reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
             elif gpu_here and not policy.cpu and machine.os != "macos":
                 reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
             else:
@@ -81,22 +81,23 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         unmodelled = set(extras) - {_normal(b.extra) for b in release.builds} if extras else set()
         if unmodelled:
             local = any(e.endswith("-local") for e in unmodelled)
-            reject("extra", f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
-                            + (" (the -local extras use a CUDA installed on the system)" if local else ""))
+            reject(
+                "extra",
+                f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
+                + (" (the -local extras use a CUDA installed on the system)" if local else ""),
+            )
             continue
         for build in release.builds:
             if extras and _normal(build.extra) not in extras:
                 continue
-            if machine.platform not in build.platforms and any(
-                    b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
+            if machine.platform not in build.platforms and any(b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
                 continue  # the extra's build for this platform is another entry
             result = _judge(release, build, machine, matrices, policy, driver_problem)
             if isinstance(result, Rejection):
                 rejected.append(result)
                 continue
             tier, why, warnings, verified = result
-            ranked.append(((tier, age, -build.major), _candidate(release, build, build.tag, why, warnings,
-                                                                   build.pins or {}, verified)))
+            ranked.append(((tier, age, -build.major), _candidate(release, build, build.tag, why, warnings, build.pins or {}, verified)))
         if not release.builds and not want_cpu:
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
@@ -126,31 +127,39 @@ def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matric
     # newest one cudafit knows bounds what it can carry.
     built_with = rules.newest_toolkit(matrices, build.major) or build.cuda
     driver_cuda = rules.installed_runtime(matrices, build.cuda, build.pins) if policy.strict_driver else build.cuda
-    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx,
-                                     policy.strict_driver, driver_problem, built_with)
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx, policy.strict_driver, driver_problem, built_with)
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
     unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)
-    arch_warning = (f"which GPU architectures jax[{build.extra}] {release.version} carries is unknown; not checked"
-                    if unverified or verdict.arch is None else verdict.arch.warning)
+    arch_warning = (
+        f"which GPU architectures jax[{build.extra}] {release.version} carries is unknown; not checked"
+        if unverified or verdict.arch is None
+        else verdict.arch.warning
+    )
     warnings = tuple(w for w in (verdict.driver.warning if verdict.driver else None, arch_warning) if w)
     if build.find_links:
         warnings += (f"jax[{build.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
     tier = 2 if needs_jit else (1 if unverified else 0)
-    why = (f"jax[{build.extra}]: CUDA {build.cuda}+, cuDNN {build.cudnn or 'unknown'}+; {verdict.reason}; "
-           f"{evidence.describe(build.evidence)}",)
+    why = (f"jax[{build.extra}]: CUDA {build.cuda}+, cuDNN {build.cudnn or 'unknown'}+; {verdict.reason}; {evidence.describe(build.evidence)}",)
     return tier, why, warnings, not unverified
 
 
 def _candidate(release: JaxRelease, build, tag, why, warnings, pins, verified) -> Candidate:
     extras = (build.extra,) if build else ()
-    pin = PackagePin("jax", str(release.version), None, tag, None, extras=extras,
-                     find_links=(build.find_links or None) if build else None)
+    pin = PackagePin("jax", str(release.version), None, tag, None, extras=extras, find_links=(build.find_links or None) if build else None)
     return Candidate(
-        family=FAMILY, version=release.version, tag=tag, kind="cuda" if build else "cpu", packages=(pin,),
+        family=FAMILY,
+        version=release.version,
+        tag=tag,
+        kind="cuda" if build else "cpu",
+        packages=(pin,),
         cuda=f"{build.cuda}" if build and build.cuda else None,
-        cudnn=build.cudnn if build else None, pins=dict(pins),
-        pins_known=build is None or build.pins is not None, verified=verified, evidence=dict(build.evidence) if build else {},
-        why=tuple(why), warnings=tuple(warnings),
+        cudnn=build.cudnn if build else None,
+        pins=dict(pins),
+        pins_known=build is None or build.pins is not None,
+        verified=verified,
+        evidence=dict(build.evidence) if build else {},
+        why=tuple(why),
+        warnings=tuple(warnings),
     )

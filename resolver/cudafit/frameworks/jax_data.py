@@ -15,9 +15,12 @@ DATA_PREFIX = "jax/jax-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
-    return [JaxRelease(version=version, builds=tuple(builds), **fields)
-            for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
-                                                         fields=frozenset(("extras",)), more=_build, cuda_is_floor=True)]
+    return [
+        JaxRelease(version=version, builds=tuple(builds), **fields)
+        for version, _e, fields, builds in read_line(
+            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("extras",)), more=_build, cuda_is_floor=True
+        )
+    ]
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:
@@ -40,5 +43,6 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
     for name in packages:
         if str(canonicalize_name(name)) != name:
             raise e.fail("packages", f"{name!r} is not a normalised distribution name")
-    return dict(packages=packages, local=e.get("local", read_str, required=False, default=""),
-                find_links=e.get("find_links", read_str, required=False, default=""))
+    return dict(
+        packages=packages, local=e.get("local", read_str, required=False, default=""), find_links=e.get("find_links", read_str, required=False, default="")
+    )

@@ -43,8 +43,9 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
     return [version]
 
 
-def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy,
-               extras: frozenset[str] = frozenset()) -> tuple[list[Candidate], list[Rejection]]:
+def candidates(
+    specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
+) -> tuple[list[Candidate], list[Rejection]]:
     spec = specs.get(FAMILY, SpecifierSet())
     platform = machine.platform
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
@@ -69,8 +70,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     return [c for _k, c in ranked], rejected
 
 
-def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy,
-           driver_problem: Optional[str]):
+def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]):
     def reject(constraint: str, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
@@ -90,22 +90,30 @@ def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matric
         # Before the cuda/cudnn extras (1.21) the wheel brings no CUDA libraries: the machine must
         # have them, so a build that brings its own ranks first.
         tier += 1
-        warnings.append(f"{FAMILY} {release.version} brings no CUDA libraries: CUDA {build.major}.x and cuDNN "
-                        f"{build.cudnn or 'unknown'} must be installed on the system")
+        warnings.append(
+            f"{FAMILY} {release.version} brings no CUDA libraries: CUDA {build.major}.x and cuDNN {build.cudnn or 'unknown'} must be installed on the system"
+        )
     facts = evidence.describe(build.evidence)
     why = (f"CUDA {build.cuda or f'{build.major}.x'} build; {verdict.reason}; {facts}",)
     return tier, why, tuple(warnings)
 
 
-def _candidate(release: OrtRelease, build: Build, extras: frozenset[str], why: tuple[str, ...],
-               warnings: tuple[str, ...], machine: Machine) -> Candidate:
+def _candidate(release: OrtRelease, build: Build, extras: frozenset[str], why: tuple[str, ...], warnings: tuple[str, ...], machine: Machine) -> Candidate:
     # The extras that bring the CUDA libraries as wheels, unless the spec chose its own.
     chosen = tuple(sorted(extras)) if extras else build.extras
     pin = PackagePin(build.package, str(release.version), None, build.tag, build.index_url or None, extras=chosen)
     return Candidate(
-        family=FAMILY, version=release.version, tag=build.tag, kind="cuda", packages=(pin,),
-        cuda=str(build.cuda) if build.cuda else f"{build.major}", cudnn=build.cudnn,
-        pins=dict(build.pins or {}) if chosen else {}, pins_known=build.pins is not None or not chosen,
+        family=FAMILY,
+        version=release.version,
+        tag=build.tag,
+        kind="cuda",
+        packages=(pin,),
+        cuda=str(build.cuda) if build.cuda else f"{build.major}",
+        cudnn=build.cudnn,
+        pins=dict(build.pins or {}) if chosen else {},
+        pins_known=build.pins is not None or not chosen,
         verified=build.sass is not None or not any(g.compute_capability for g in machine.gpus),
-        why=why, warnings=warnings, evidence=dict(build.evidence),
+        why=why,
+        warnings=warnings,
+        evidence=dict(build.evidence),
     )

@@ -15,9 +15,12 @@ DATA_PREFIX = "onnxruntime/onnxruntime-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[OrtRelease]:
-    return [OrtRelease(version=version, builds=tuple(builds), **fields)
-            for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
-                                                         fields=frozenset(("index_url", "package", "extras")), more=_build)]
+    return [
+        OrtRelease(version=version, builds=tuple(builds), **fields)
+        for version, _e, fields, builds in read_line(
+            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("index_url", "package", "extras")), more=_build
+        )
+    ]
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:

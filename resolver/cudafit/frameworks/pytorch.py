@@ -82,8 +82,15 @@ def candidates(
     # releases are matched on the public version, builds on the tag, as pip matches local versions.
     public, tags = split_locals(specs)
     if len(tags) > 1:
-        rejected.append(Rejection(FAMILY, matrices.torch[0].version if matrices.torch else Version("0"), None, "spec",
-                                  f"the specs name different builds ({', '.join(sorted(tags))}); one environment holds one"))
+        rejected.append(
+            Rejection(
+                FAMILY,
+                matrices.torch[0].version if matrices.torch else Version("0"),
+                None,
+                "spec",
+                f"the specs name different builds ({', '.join(sorted(tags))}); one environment holds one",
+            )
+        )
         return [], rejected
     for age, release in enumerate(matrices.torch):  # newest first
         if not public.get("torch", SpecifierSet()).contains(release.version, prereleases=True):
@@ -105,15 +112,15 @@ def candidates(
             if platform not in variant.platforms:
                 continue
             if tags and variant.tag not in tags:
-                rejected.append(Rejection(FAMILY, release.version, variant.tag, "spec",
-                                          f"the spec names the +{next(iter(tags))} build"))
+                rejected.append(Rejection(FAMILY, release.version, variant.tag, "spec", f"the spec names the +{next(iter(tags))} build"))
                 continue
             pythons = release.pythons(platform)
             if variant.python is not None:
                 pythons = pythons & variant.python
             if machine.python is not None and machine.python not in pythons:
-                rejected.append(Rejection(FAMILY, release.version, variant.tag, "python",
-                                          f"no wheel for Python {machine.python} (has {python_range(pythons)})"))
+                rejected.append(
+                    Rejection(FAMILY, release.version, variant.tag, "python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
+                )
                 continue
             verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings)
             if isinstance(verdict, Rejection):
@@ -157,14 +164,13 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
     return None
 
 
-def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str], memo: dict
-                    ) -> tuple[str, list[tuple[Version, Build]]]:
+def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str], memo: dict) -> tuple[str, list[tuple[Version, Build]]]:
     """The builds of the same variant on the same platform, in any release, whose lists are known;
     failing those, the known builds of the same CUDA major there. Returns (what they are, builds)."""
     if variant.tag not in memo:
+
         def known(same) -> list[tuple[Version, Build]]:
-            return [(r.version, v) for r in matrices.torch for v in r.builds
-                    if v.kind == "cuda" and same(v) and platform in v.platforms and v.sass is not None]
+            return [(r.version, v) for r in matrices.torch for v in r.builds if v.kind == "cuda" and same(v) and platform in v.platforms and v.sass is not None]
 
         found = known(lambda v: v.tag == variant.tag)
         what = f"{variant.tag} build"
@@ -177,6 +183,7 @@ def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str],
 
 def _judge(release, variant, machine, matrices, policy, driver_problem, siblings):
     """Either a Rejection or ((sort key), why, warnings)."""
+
     def reject(constraint: str, reason: str, evidence: str = "", cause: str = "") -> Rejection:
         return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause)
 
@@ -187,8 +194,11 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)", cause=CPU_BESIDE_GPU)
         if on_mac:
-            why = ("CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)" if machine.arch == "aarch64"
-                   else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)")
+            why = (
+                "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"
+                if machine.arch == "aarch64"
+                else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)"
+            )
         else:
             why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
         notes = _reported(release, variant)
@@ -202,8 +212,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx,
-                                     policy.strict_driver, driver_problem)
+    verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx, policy.strict_driver, driver_problem)
     if verdict.rejection:
         constraint, reason = verdict.rejection
         if constraint == "compute-capability":
@@ -230,9 +239,11 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
             versions = list(dict.fromkeys(str(ver) for ver, _v in known))
             shown = ", ".join(versions[:4]) + (" and more" if len(versions) > 4 else "")
             gpus = ", ".join(rules.gpu_label(g) for g in machine.gpus if g.compute_capability)
-            return reject("compute-capability",
-                          f"its GPU architectures are unknown, and no {what} for {machine.platform} whose list is known "
-                          f"({shown}) carries code for {gpus}", evidence_text(variant))
+            return reject(
+                "compute-capability",
+                f"its GPU architectures are unknown, and no {what} for {machine.platform} whose list is known ({shown}) carries code for {gpus}",
+                evidence_text(variant),
+            )
     tier = 2 if needs_jit else (1 if unverified else 0)
     warnings += _reported(release, variant)
     if machine.driver_known:
@@ -244,8 +255,13 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
     return ((tier, preference), why, warnings)
 
 
-_FACT_WORDS = {"exists": "that the index serves it", "sass": "its GPU architectures (SASS)", "ptx": "its PTX",
-               "cudnn": "its cuDNN", "pins": "its nvidia-* pins"}
+_FACT_WORDS = {
+    "exists": "that the index serves it",
+    "sass": "its GPU architectures (SASS)",
+    "ptx": "its PTX",
+    "cudnn": "its cuDNN",
+    "pins": "its nvidia-* pins",
+}
 
 
 def _reported(release: TorchRelease, variant: Build) -> tuple[str, ...]:
@@ -255,8 +271,10 @@ def _reported(release: TorchRelease, variant: Build) -> tuple[str, ...]:
         return ()
     sources = sorted({key for _f, ev in facts for key in ev.source})
     what = ", ".join(_FACT_WORDS[f] for f, _ev in facts)
-    return (f"torch {release.version}+{variant.tag}: {what} only reported ({', '.join(sources)}), not read from "
-            "the wheel nor stated by PyTorch's build configuration for this release",)
+    return (
+        f"torch {release.version}+{variant.tag}: {what} only reported ({', '.join(sources)}), not read from "
+        "the wheel nor stated by PyTorch's build configuration for this release",
+    )
 
 
 def _arch_evidence(variant: Build) -> str:
@@ -288,9 +306,7 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
             # torchaudio's last line (2.11) is pure Python and declares torch>=2.11; no build of it per
             # torch variant is known, so it comes from PyPI, where its wheel is known to exist.
             packages.append(PackagePin(name, version, None, variant.tag, None))
-            extra_warnings.append(
-                f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}"
-            )
+            extra_warnings.append(f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}")
             continue
         packages.append(PackagePin(name, version, local, variant.tag, index_url, pypi_build=on_pypi))
     cuda = f"{variant.cuda}" if variant.kind == "cuda" else None

@@ -23,8 +23,7 @@ DATA_PREFIX = "pytorch/torch-"
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TorchRelease]:
     out = []
-    for version, e, r, own in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
-                                        fields=frozenset(("python", "pypi_pins")), more=_build):
+    for version, e, r, own in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("python", "pypi_pins")), more=_build):
         pypi_only = []
         for platform, tag in r["pypi_variant"].items():
             if platform not in r["platforms"]:
@@ -39,8 +38,9 @@ def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[To
             if any(b.tag == tag for b in own):
                 raise e.fail("not_shipped", f"names {tag!r}, which is a [[build]] of torch {version}")
         if pypi_only:
-            own.append(Build(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI",
-                             evidence={"exists": Evidence("measured", r["source"])}))
+            own.append(
+                Build(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI", evidence={"exists": Evidence("measured", r["source"])})
+            )
         out.append(TorchRelease(version=version, builds=tuple(own), **r))
     return out
 
@@ -78,4 +78,3 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
             raise e.fail("rocm", f"does not match the tag {build.tag!r}")
         return {"rocm": rocm}
     return {}
-

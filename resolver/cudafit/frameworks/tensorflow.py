@@ -53,6 +53,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(matrices.tensorflow):
+
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
@@ -84,9 +85,15 @@ def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
         # the plain wheel is the CPU build wherever tensorflow-cpu is not published
         why += f"; {release.cpu_package or 'tensorflow-cpu'} has no wheel for {machine.platform}, so plain tensorflow"
     return Candidate(
-        family=FAMILY, version=release.version, tag="cpu", kind="cpu",
+        family=FAMILY,
+        version=release.version,
+        tag="cpu",
+        kind="cpu",
         packages=(PackagePin(name, str(release.version), None, "cpu", None),),
-        cuda=None, cudnn=None, pins={}, why=(why,),
+        cuda=None,
+        cudnn=None,
+        pins={},
+        why=(why,),
     )
 
 
@@ -95,11 +102,15 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     if build is None:
         tag = release.builds[0].tag if release.builds else "cuda"
         if machine.os == "windows":
-            return Rejection(FAMILY, release.version, tag, "os",
-                             "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
-                             "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)")
-        return Rejection(FAMILY, release.version, tag, "platform",
-                         f"the tensorflow wheel for {machine.platform} has no CUDA support (its CPU build: --cpu)")
+            return Rejection(
+                FAMILY,
+                release.version,
+                tag,
+                "os",
+                "no GPU on native Windows after TensorFlow 2.10: use WSL2 (tensorflow[and-cuda]), "
+                "tensorflow<2.11 with CUDA 11.2/cuDNN 8.1 from conda, or the CPU build (--cpu)",
+            )
+        return Rejection(FAMILY, release.version, tag, "platform", f"the tensorflow wheel for {machine.platform} has no CUDA support (its CPU build: --cpu)")
     label_tag = build.tag
 
     def reject(constraint: str, reason: str) -> Rejection:
@@ -110,10 +121,8 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     pip_cuda = "and-cuda" in build.extras and (machine.platform or "").startswith("linux")
     # Under --strict-driver the driver must serve the runtime pip installs, which for [and-cuda]
     # ranges (2.20 on) is the newest of the major, not the tested one.
-    driver_cuda = rules.installed_runtime(matrices, build.cuda, build.pins) if (
-        policy.strict_driver and pip_cuda) else build.cuda
-    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx,
-                                     policy.strict_driver, driver_problem, built_with=build.cuda)
+    driver_cuda = rules.installed_runtime(matrices, build.cuda, build.pins) if (policy.strict_driver and pip_cuda) else build.cuda
+    verdict = rules.judge_cuda_build(matrices, machine, driver_cuda, build.sass, build.ptx, policy.strict_driver, driver_problem, built_with=build.cuda)
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
@@ -123,20 +132,22 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     wheels_route = False
     if pip_cuda and build.pins_python is not None and machine.python not in build.pins_python:
         if not build.cuda_wheels:
-            return reject("python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: "
-                                    "some of its pins have no wheels there")
+            return reject(
+                "python", f"tensorflow[and-cuda]=={release.version} cannot be installed on Python {machine.python}: some of its pins have no wheels there"
+            )
         # The extra's CUDA wheels install on any Python; only its TensorRT pins do not, and
         # TensorFlow runs without TensorRT. Same libraries, named one by one.
         wheels_route = True
     if wheels_route:
         wheels = build.cuda_wheels or {}
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
-        extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None, supports=FAMILY)
-                      for name, spec in sorted(wheels.items()))
+        extra = tuple(PackagePin(name, spec.removeprefix("=="), None, label_tag, None, supports=FAMILY) for name, spec in sorted(wheels.items()))
         missing = sorted(set(build.pins or {}) - set(wheels))
-        why = (f"CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
-               f"tensorflow[and-cuda]=={release.version} cannot install on Python {machine.python} "
-               f"({', '.join(missing)} {'has' if len(missing) == 1 else 'have'} no wheel there); TensorRT is left out")
+        why = (
+            f"CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} from the CUDA wheels [and-cuda] pins, named one by one: "
+            f"tensorflow[and-cuda]=={release.version} cannot install on Python {machine.python} "
+            f"({', '.join(missing)} {'has' if len(missing) == 1 else 'have'} no wheel there); TensorRT is left out"
+        )
         pins = dict(wheels)
         warnings.append(f"tensorflow {release.version} is installed without TensorRT (TF-TRT is not available)")
     elif pip_cuda:
@@ -148,9 +159,11 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
             specs = build.pins or {}
             runtime_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cuda-runtime")), "")
             cudnn_pin = next((f"{d}{s}" for d, s in specs.items() if d.startswith("nvidia-cudnn")), "cuDNN unknown")
-            why = (f"pip installs the newest CUDA {build.cuda.major}.x runtime from [and-cuda] ({runtime_pin}: "
-                   f"{runtime} in cudafit's data) and {cudnn_pin}; "
-                   f"tested build: CUDA {build.cuda}, cuDNN {build.cudnn or 'unknown'}")
+            why = (
+                f"pip installs the newest CUDA {build.cuda.major}.x runtime from [and-cuda] ({runtime_pin}: "
+                f"{runtime} in cudafit's data) and {cudnn_pin}; "
+                f"tested build: CUDA {build.cuda}, cuDNN {build.cudnn or 'unknown'}"
+            )
             installed_cuda = runtime
         pins = dict(build.pins or {})
         if build.pins is None:
@@ -159,8 +172,10 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
         pin = PackagePin("tensorflow", str(release.version), None, label_tag, None)
         pins = {}
         if build.conda and machine.os == "windows":
-            why = (f"needs CUDA {build.cuda} and cuDNN {build.cudnn} from conda "
-                   f"(cudatoolkit={build.conda['cudatoolkit']} cudnn={build.conda['cudnn']} -c {build.conda['channel']})")
+            why = (
+                f"needs CUDA {build.cuda} and cuDNN {build.cudnn} from conda "
+                f"(cudatoolkit={build.conda['cudatoolkit']} cudnn={build.conda['cudnn']} -c {build.conda['channel']})"
+            )
         else:
             why = f"needs CUDA {build.cuda} and cuDNN {build.cudnn or 'unknown'} installed on the system (not brought by pip)"
         warnings.append(f"tensorflow {release.version}: {why}")
@@ -169,10 +184,19 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     if not pip_cuda:
         tier += 1  # a build that brings its own CUDA beats one that needs a system install
     candidate = Candidate(
-        family=FAMILY, version=release.version, tag=label_tag, kind="cuda", packages=(pin, *extra),
-        cuda=f"{installed_cuda}", cudnn=build.cudnn, pins=pins, pins_known=not pip_cuda or build.pins is not None,
+        family=FAMILY,
+        version=release.version,
+        tag=label_tag,
+        kind="cuda",
+        packages=(pin, *extra),
+        cuda=f"{installed_cuda}",
+        cudnn=build.cudnn,
+        pins=pins,
+        pins_known=not pip_cuda or build.pins is not None,
         verified=not unverified,
-        why=(f"{why}; {verdict.reason}; {evidence.describe(build.evidence)}",), warnings=tuple(warnings), conda=build.conda,
+        why=(f"{why}; {verdict.reason}; {evidence.describe(build.evidence)}",),
+        warnings=tuple(warnings),
+        conda=build.conda,
         evidence=dict(build.evidence),
     )
     return tier, candidate

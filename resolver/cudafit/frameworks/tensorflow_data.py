@@ -22,17 +22,19 @@ DATA_PREFIX = "tensorflow/tensorflow-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TFRelease]:
-    return [TFRelease(version=version, builds=tuple(builds), **fields)
-            for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release,
-                                                         fields=frozenset(("extras",)), more=_build, one_per_platform=True)]
+    return [
+        TFRelease(version=version, builds=tuple(builds), **fields)
+        for version, _e, fields, builds in read_line(
+            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("extras",)), more=_build, one_per_platform=True
+        )
+    ]
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:
     return dict(
         extras=tuple(e.get("extras", lambda v: v if v == [] else read_str_list(v))),
         cpu_package=e.get("cpu_package", read_str, required=False),
-        cpu_package_platforms=e.get("cpu_package_platforms", lambda v: frozenset(v) if v == [] else read_platforms(v),
-                                    required=False),
+        cpu_package_platforms=e.get("cpu_package_platforms", lambda v: frozenset(v) if v == [] else read_platforms(v), required=False),
     )
 
 
