@@ -62,7 +62,7 @@ def parse_specs(
                 f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
                 + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)")
             )
-        if req.marker is not None and not req.marker.evaluate(_marker_env(machine)):
+        if req.marker is not None and not req.marker.evaluate(marker_env(machine)):
             continue
         family = provider.FAMILY
         members = families.setdefault(family, {})
@@ -87,7 +87,7 @@ def _column(message: str) -> str:
     return ""
 
 
-def _marker_env(machine: Machine) -> dict[str, str]:
+def marker_env(machine: Machine) -> dict[str, str]:
     from packaging.markers import default_environment
 
     env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}

@@ -21,6 +21,7 @@ from cudafit.errors import CudafitError
 COMMANDS = {
     "resolve": ("cudafit.cli.resolve", "resolve"),
     "install": ("cudafit.cli.install", "install"),
+    "check": ("cudafit.cli.check", "check"),
     "detect": ("cudafit.cli.detect", "detect"),
     "gpus": ("cudafit.cli.gpus", "gpus_command"),
     "data": ("cudafit.cli.data", "data"),

@@ -1,0 +1,75 @@
+"""Which files to check and how to read each: by name when a folder is walked, by name and then
+by content when a file is named on the command line (pre-commit passes file names)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from cudafit.check import conda_env, lockfiles, pyproject, requirements
+from cudafit.check.model import Document
+
+Reader = Callable[[Path], Document]
+
+# name pattern -> reader, first match wins
+BY_NAME: tuple[tuple[str, Reader], ...] = (
+    ("pyproject.toml", pyproject.read),
+    ("uv.lock", lockfiles.read_uv_lock),
+    ("pylock.toml", lockfiles.read_pylock),
+    ("pylock.*.toml", lockfiles.read_pylock),
+    ("environment*.yml", conda_env.read),
+    ("environment*.yaml", conda_env.read),
+    ("*requirements*.txt", requirements.read),
+    ("*requirements*.in", requirements.read),
+    ("constraints*.txt", requirements.read),
+)
+# A `requirements/` folder holds requirement files under any name (base.txt, gpu.txt).
+_REQUIREMENT_FOLDERS = ("requirements", "reqs")
+_SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist", ".mypy_cache"}
+
+
+def reader_by_name(path: Path) -> Optional[Reader]:
+    for pattern, reader in BY_NAME:
+        if fnmatch.fnmatch(path.name, pattern):
+            return reader
+    if path.suffix in (".txt", ".in") and path.parent.name in _REQUIREMENT_FOLDERS:
+        return requirements.read
+    return None
+
+
+def reader_by_content(path: Path) -> Reader:
+    """A file named on the command line under another name (ci/gpu-deps.txt, deps.lock)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return requirements.read  # the reader reports why it cannot be read
+    lines = [line.strip() for line in head.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    first = lines[0] if lines else ""
+    if first.startswith("lock-version"):
+        return lockfiles.read_pylock
+    if first.startswith("version") and "[[package]]" in head:
+        return lockfiles.read_uv_lock
+    if first.startswith("[") and not first.startswith("[["):
+        return pyproject.read
+    if any(line.startswith(("dependencies:", "channels:")) for line in lines):
+        return conda_env.read
+    return requirements.read
+
+
+def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
+    """(file, reader) for each path: a folder is walked for files known by name."""
+    out: list[tuple[Path, Reader]] = []
+    for path in paths:
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                for name in sorted(files):
+                    reader = reader_by_name(Path(root, name))
+                    if reader is not None:
+                        out.append((Path(root, name), reader))
+        else:
+            out.append((path, reader_by_name(path) or reader_by_content(path)))
+    return out

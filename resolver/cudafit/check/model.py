@@ -1,0 +1,89 @@
+"""What the readers of `cudafit check` hand the rules: each requirement, index and conda spec of a
+file with the line and column it was written at, so a finding and a fix point at the exact text."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+
+class Span(NamedTuple):
+    """Where a value sits: the file, its 1-based line and column, and the text written there (a
+    fix replaces exactly that text, so it keeps the rest of the line and the file's layout)."""
+
+    path: str
+    line: int
+    col: int
+    text: str = ""
+
+
+class Pin(NamedTuple):
+    """A requirement as a file states it. `version` and `local` are set only for an exact pin
+    (`==2.5.1+cu124` or a lockfile's version); `specifier` keeps the whole specifier."""
+
+    name: str  # canonical (PEP 503)
+    specifier: str  # "==2.5.1+cu124", ">=2.4", "" for none
+    span: Span  # the requirement's text
+    version: Optional[str] = None  # public version of an exact pin
+    local: Optional[str] = None  # its local tag (cu124), if any
+    marker: Optional[str] = None  # the PEP 508 marker, as written
+    from_index: Optional[str] = None  # the index this one requirement comes from (uv sources, a lockfile)
+    group: str = ""  # "" for the main set; an extra, dependency group or include chain otherwise
+    constraint: bool = False  # a -c constraints file line: limits versions, installs nothing
+    extras: tuple[str, ...] = ()
+
+
+class IndexRef(NamedTuple):
+    """An index a file points pip, uv, Poetry or conda at."""
+
+    url: str
+    kind: str  # index-url | extra-index-url | find-links | uv-index | poetry-source | channel
+    span: Span
+    name: str = ""  # uv's or Poetry's name for it
+    explicit: bool = False  # uv `explicit = true`: used only by packages that name it
+
+
+class CondaSpec(NamedTuple):
+    """A conda package spec from environment.yml (`pytorch=2.5.1`, `pytorch::pytorch-cuda=12.4`)."""
+
+    name: str
+    version: str  # as written ("2.5.1", "2.5.*", ""), without the build string
+    channel: str  # the channel named in the spec, "" for none
+    span: Span
+
+
+class Problem(NamedTuple):
+    """Something a reader found wrong with the file itself (a line pip would refuse, a missing
+    include): reported as a finding of its own code."""
+
+    code: str
+    message: str
+    span: Span
+
+
+class Document(NamedTuple):
+    """One file as read: what it asks for, where from, and what is wrong with its text."""
+
+    path: str
+    kind: str  # requirements | pyproject | uv-lock | pylock | conda-env
+    pins: tuple[Pin, ...] = ()
+    indexes: tuple[IndexRef, ...] = ()
+    conda: tuple[CondaSpec, ...] = ()
+    channels: tuple[IndexRef, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    lines: dict[str, tuple[str, ...]] = {}  # path -> its lines, for suppression comments (never mutated)
+    no_index: bool = False  # pip's --no-index: only find-links pages
+    settings: Optional[dict] = None  # pyproject's [tool.cudafit], where this file has one
+
+
+class Finding(NamedTuple):
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    severity: str  # error | warning
+    fix: str = ""  # how to fix it, in words
+    edit: Optional[tuple[Span, str]] = None  # an unambiguous rewrite: the span's text becomes this
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code)

@@ -1,0 +1,63 @@
+"""The three forms of `cudafit check`'s report (the CLI contract): text lines with a summary, a
+JSON list, and GitHub workflow annotations."""
+
+from __future__ import annotations
+
+import json
+
+from cudafit.check.model import Finding
+
+FORMATS = ("text", "json", "github")
+
+
+def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True) -> str:
+    lines = [f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}" + (f" (fix: {f.fix})" if show_fixes and f.fix else "") for f in findings]
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    if findings:
+        fixable = sum(f.edit is not None for f in findings)
+        summary = f"Found {_count(errors, 'error')} and {_count(warnings, 'warning')} in {_count(files, 'file')} checked."
+        if fixable:
+            summary += f" {fixable} fixable with --fix."
+    else:
+        summary = f"All checks passed ({_count(files, 'file')})."
+    return "\n".join([*lines, summary]) + "\n"
+
+
+def as_json(findings: tuple[Finding, ...]) -> str:
+    rows = [
+        {
+            "path": f.path,
+            "line": f.line,
+            "col": f.col,
+            "code": f.code,
+            "message": f.message,
+            "severity": f.severity,
+            "fix": f.fix or None,
+            "fixable": f.edit is not None,
+        }
+        for f in findings
+    ]
+    return json.dumps(rows, indent=2) + "\n"
+
+
+def github(findings: tuple[Finding, ...]) -> str:
+    """`::error file=...,line=...,col=...,title=CODE::message`, escaped as the runner expects."""
+    out = []
+    for f in findings:
+        level = "error" if f.severity == "error" else "warning"
+        message = f.message + (f" (fix: {f.fix})" if f.fix else "")
+        out.append(f"::{level} file={_prop(f.path)},line={f.line},col={f.col},title={_prop(f.code)}::{_data(message)}")
+    return "".join(line + "\n" for line in out)
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

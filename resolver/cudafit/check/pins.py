@@ -1,0 +1,60 @@
+"""One requirement string to a Pin: packaging parses it; this module only records where it was."""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from cudafit.check.model import Pin, Problem, Span
+
+NOT_A_REQUIREMENT = "CF000"
+
+
+def exact(specifier: str) -> tuple[Optional[str], Optional[str]]:
+    """(public version, local tag) of an `==X` or `===X` pin without a wildcard, else (None, None)."""
+    from packaging.specifiers import SpecifierSet
+
+    specs = list(SpecifierSet(specifier))
+    if len(specs) != 1 or specs[0].operator not in ("==", "===") or specs[0].version.endswith(".*"):
+        return None, None
+    try:
+        version = Version(specs[0].version)
+    except InvalidVersion:
+        return None, None
+    return version.public, version.local
+
+
+def looks_like_path(text: str) -> bool:
+    """A line pip reads as a local path or a URL rather than a name (`./pkg`, `https://.../x.whl`)."""
+    return "://" in text or text.startswith((".", "/", "~", "\\")) or text.endswith((".whl", ".tar.gz", ".zip")) or "/" in text.split(";")[0].split("@")[0]
+
+
+def parse(text: str, span: Span, *, group: str = "", index: Optional[str] = None, constraint: bool = False) -> Union[Pin, Problem, None]:
+    """The Pin a requirement string states; a Problem where packaging refuses it; None for a path
+    or URL requirement without a name (nothing cudafit can check)."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        if looks_like_path(text):
+            return None
+        first = str(exc).splitlines()[0]
+        return Problem(NOT_A_REQUIREMENT, f"not a valid requirement: {text!r} ({first})", span)
+    if req.url:
+        return None
+    specifier = str(req.specifier)
+    version, local = exact(specifier) if specifier else (None, None)
+    return Pin(
+        name=canonicalize_name(req.name),
+        specifier=specifier,
+        span=span,
+        version=version,
+        local=local,
+        marker=str(req.marker) if req.marker is not None else None,
+        from_index=index,
+        group=group,
+        constraint=constraint,
+        extras=tuple(sorted(req.extras)),
+    )

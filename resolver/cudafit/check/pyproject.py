@@ -1,0 +1,183 @@
+"""pyproject.toml: `[project]` dependencies and extras, dependency groups (PEP 735), uv's indexes,
+sources and constraints, Poetry's dependencies and sources, and `[tool.cudafit]`.
+
+tomllib reads the values; their positions come from the text, where each string value is found
+in document order (the same literal twice is matched to its occurrences in turn)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from cudafit.check import pins
+from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.source import read_text
+from cudafit.errors import InputError
+
+
+def load_toml(path: Path, text: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+
+
+class Locator:
+    """Finds where each string value of a TOML (or YAML) file is written."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = str(path)
+        self.lines = text.splitlines()
+        self.taken: set[tuple[int, int]] = set()
+
+    def find(self, value: str, near: str = "") -> Span:
+        """The first not yet matched occurrence of `value` as a quoted string (after a line with
+        `near` on it, where given); line 1 where it cannot be found (an escaped string)."""
+        start = 0
+        if near:
+            start = next((i for i, line in enumerate(self.lines) if near in line), 0)
+        for number in range(start, len(self.lines)):
+            line = self.lines[number]
+            for quote in ('"', "'"):
+                for match in re.finditer(re.escape(quote + value + quote), line):
+                    where = (number + 1, match.start() + 2)
+                    if where not in self.taken:
+                        self.taken.add(where)
+                        return Span(self.path, where[0], where[1], value)
+        return Span(self.path, 1, 1, "")
+
+
+def read(path: Path) -> Document:
+    text = read_text(path)
+    data = load_toml(path, text)
+    where = Locator(path, text)
+    found: list[Pin] = []
+    problems: list[Problem] = []
+    indexes: list[IndexRef] = []
+
+    tool = _table(data, "tool")
+    uv = _table(tool, "uv")
+    poetry = _table(tool, "poetry")
+
+    for entry in _list(uv.get("index")):
+        if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+            indexes.append(IndexRef(entry["url"], "uv-index", where.find(entry["url"]), name=str(entry.get("name", "")), explicit=bool(entry.get("explicit"))))
+    for entry in _list(poetry.get("source")):
+        if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+            indexes.append(
+                IndexRef(entry["url"], "poetry-source", where.find(entry["url"]), name=str(entry.get("name", "")), explicit=entry.get("priority") == "explicit")
+            )
+    by_name = {i.name: i.url for i in indexes if i.name}
+    sources = _uv_sources(uv.get("sources"), by_name)
+
+    def add(value: Any, group: str, constraint: bool = False) -> None:
+        if not isinstance(value, str):
+            return
+        span = where.find(value)
+        pin = pins.parse(value, span, group=group, constraint=constraint)
+        if isinstance(pin, Pin):
+            found.append(pin._replace(from_index=sources.get(pin.name)))
+        elif isinstance(pin, Problem):
+            problems.append(pin)
+
+    project = _table(data, "project")
+    for value in _list(project.get("dependencies")):
+        add(value, "")
+    optional = project.get("optional-dependencies")
+    for extra, values in optional.items() if isinstance(optional, dict) else ():
+        for value in _list(values):
+            add(value, f"extra {extra}")
+    groups = data.get("dependency-groups")
+    for group, values in groups.items() if isinstance(groups, dict) else ():
+        for value in _list(values):
+            add(value, f"group {group}")  # {include-group = ...} tables name no requirement
+    for key in ("constraint-dependencies", "override-dependencies"):
+        for value in _list(uv.get(key)):
+            add(value, "", constraint=True)
+    found += _poetry(poetry, where, by_name)
+
+    settings = tool.get("cudafit") if isinstance(tool.get("cudafit"), dict) else None
+    return Document(
+        str(path), "pyproject", pins=tuple(found), indexes=tuple(indexes), problems=tuple(problems), lines={str(path): tuple(where.lines)}, settings=settings
+    )
+
+
+def _table(data: dict, key: str) -> dict:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _uv_sources(sources: Any, by_name: dict[str, str]) -> dict[str, str]:
+    """package -> the URL of the uv index its source names (one per package: the first)."""
+    from packaging.utils import canonicalize_name
+
+    out: dict[str, str] = {}
+    for name, source in sources.items() if isinstance(sources, dict) else ():
+        for entry in source if isinstance(source, list) else [source]:
+            if isinstance(entry, dict) and entry.get("index") in by_name:
+                out.setdefault(canonicalize_name(name), by_name[entry["index"]])
+    return out
+
+
+def _poetry(poetry: dict, where: Locator, by_name: dict[str, str]) -> list[Pin]:
+    """Poetry's `name = "2.5.1"` or `name = {version = "...", source = "..."}`. Its own operators
+    (^, ~) are not PEP 440; only an exact version is read as a pin, anything else as unpinned."""
+    from packaging.utils import canonicalize_name
+
+    tables = [("", poetry.get("dependencies"))]
+    groups = poetry.get("group")
+    for group, table in groups.items() if isinstance(groups, dict) else ():
+        if isinstance(table, dict):
+            tables.append((f"group {group}", table.get("dependencies")))
+    out: list[Pin] = []
+    for group, deps in tables:
+        for name, value in deps.items() if isinstance(deps, dict) else ():
+            if name == "python":
+                continue
+            spec = value.get("version") if isinstance(value, dict) else value
+            source = value.get("source") if isinstance(value, dict) else None
+            span = where.find(spec) if isinstance(spec, str) else Span(where.path, 1, 1, "")
+            if span.line == 1 and not span.text:
+                span = _key_span(where, name)
+            version, local = _poetry_exact(spec)
+            out.append(
+                Pin(
+                    canonicalize_name(name),
+                    f"=={version}{'+' + local if local else ''}" if version else "",
+                    span,
+                    version=version,
+                    local=local,
+                    from_index=by_name.get(source) if isinstance(source, str) else None,
+                    group=group,
+                )
+            )
+    return out
+
+
+def _poetry_exact(spec: Any) -> tuple[Optional[str], Optional[str]]:
+    from packaging.version import InvalidVersion, Version
+
+    if not isinstance(spec, str):
+        return None, None
+    text = spec.strip().removeprefix("==").strip()
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        return None, None
+    return version.public, version.local
+
+
+def _key_span(where: Locator, key: str) -> Span:
+    for number, line in enumerate(where.lines, 1):
+        if re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+            return Span(where.path, number, line.index(key) + 1, "")
+    return Span(where.path, 1, 1, "")

@@ -1,0 +1,136 @@
+"""pip requirements files, as pip reads them: comments, `\\` continuations, `-r`/`-c` includes
+(relative to the including file, each read once, so a cycle ends), global options (`--index-url`,
+`--extra-index-url`, `-f`, `--no-index`) and per-requirement options (`--hash`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple, Optional
+
+from cudafit.check import pins
+from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.source import read_text
+from cudafit.errors import InputError
+
+MISSING_INCLUDE = "CF011"
+INCLUDE_CYCLE = "CF012"
+
+# pip's own rule: a comment starts at a `#` at the start of a line or after whitespace.
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_INDEX_OPTIONS = {
+    "-i": "index-url",
+    "--index-url": "index-url",
+    "--extra-index-url": "extra-index-url",
+    "-f": "find-links",
+    "--find-links": "find-links",
+}
+_INCLUDE_OPTIONS = {"-r": False, "--requirement": False, "-c": True, "--constraint": True}
+
+
+class LogicalLine(NamedTuple):
+    text: str  # continuations joined, comment removed
+    line: int  # 1-based physical line it starts on
+    col: int  # 1-based column of its first character
+
+
+def logical_lines(text: str) -> list[LogicalLine]:
+    out: list[LogicalLine] = []
+    parts: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = number
+        if raw.endswith("\\") and not _COMMENT.search(raw):
+            parts.append(raw[:-1])
+            continue
+        parts.append(raw)
+        joined = _COMMENT.sub("", "".join(parts))
+        parts = []
+        stripped = joined.strip()
+        if stripped:
+            out.append(LogicalLine(stripped, start, len(joined) - len(joined.lstrip()) + 1))
+    if parts:
+        joined = _COMMENT.sub("", "".join(parts)).strip()
+        if joined:
+            out.append(LogicalLine(joined, start, 1))
+    return out
+
+
+def _option(text: str) -> tuple[str, Optional[str]]:
+    """(`--name`, value) of an option line: `-i URL`, `-iURL`, `--index-url=URL`, `--no-index`."""
+    if text.startswith("--"):
+        name, sep, value = text.partition("=")
+        if not sep:
+            name, _, value = text.partition(" ")
+        return name.strip(), value.strip() or None
+    name, value = text[:2], text[2:].lstrip("= ").strip()
+    return name, value or None
+
+
+def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ...]]] = None) -> Document:
+    """The document of one requirements file, with everything its includes bring."""
+    seen: set[Path] = set()
+    all_lines: dict[str, tuple[str, ...]] = {} if lines is None else lines
+    found_pins: list[Pin] = []
+    indexes: list[IndexRef] = []
+    problems: list[Problem] = []
+    no_index = False
+
+    def visit(file: Path, chain: str, constraint: bool, text: str) -> None:
+        nonlocal no_index
+        seen.add(file.resolve())
+        all_lines[str(file)] = tuple(text.splitlines())
+        for logical in logical_lines(text):
+            span = Span(str(file), logical.line, logical.col, logical.text)
+            line = logical.text
+            if line.startswith("-"):
+                name, value = _option(line)
+                if name in _INCLUDE_OPTIONS:
+                    include(file, value, span, chain, constraint or _INCLUDE_OPTIONS[name])
+                elif name in _INDEX_OPTIONS and value:
+                    indexes.append(IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value, col=span.col + line.index(value))))
+                elif name == "--no-index":
+                    no_index = True
+                continue  # -e, --pre, --trusted-host, ...: nothing cudafit checks
+            requirement = _requirement_part(line)
+            found = pins.parse(requirement, span._replace(text=requirement), group=chain, constraint=constraint)
+            if isinstance(found, Pin):
+                found_pins.append(found)
+            elif isinstance(found, Problem):
+                problems.append(found)
+
+    def include(parent: Path, value: Optional[str], span: Span, chain: str, constraint: bool) -> None:
+        if not value:
+            problems.append(Problem(MISSING_INCLUDE, "an include option without a file name", span))
+            return
+        target = (parent.parent / value) if not Path(value).is_absolute() else Path(value)
+        if target.resolve() in seen:
+            problems.append(Problem(INCLUDE_CYCLE, f"includes {value}, which is already being read: pip would loop forever", span))
+            return
+        try:
+            text = read_text(target)
+        except InputError as exc:
+            problems.append(Problem(MISSING_INCLUDE, f"cannot include {value}: {str(exc).split(': ', 1)[-1]}", span))
+            return
+        visit(target, chain or value, constraint, text)
+
+    visit(path, group, False, read_text(path))
+    return Document(str(path), "requirements", pins=tuple(found_pins), indexes=tuple(indexes), problems=tuple(problems), lines=all_lines, no_index=no_index)
+
+
+def _requirement_part(line: str) -> str:
+    """The requirement without its per-requirement options (` --hash=...`, ` --config-settings ...`)."""
+    match = re.search(r"\s-{1,2}[A-Za-z]", line)
+    return line[: match.start()].strip() if match else line
+
+
+def parse_line(text: str, span: Span, group: str) -> Optional[object]:
+    """One line of environment.yml's `pip:` section: an index option, a requirement or a problem."""
+    if text.startswith("-"):
+        name, value = _option(text)
+        if name in _INDEX_OPTIONS and value:
+            return IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value))
+        return None
+    requirement = _requirement_part(text)
+    return pins.parse(requirement, span._replace(text=requirement), group=group)

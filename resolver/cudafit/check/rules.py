@@ -1,0 +1,455 @@
+"""The rules of `cudafit check`: each has a stable code, reads a Document and the data, and
+returns findings with a fix in words (and an edit where the fix is unambiguous). Questions of
+what runs where go to the solver; no rule re-derives compatibility."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from cudafit.check.model import Document, Finding, Pin, Span
+from cudafit.records import Machine, Matrices, Policy, TorchRelease
+
+
+class Rule(NamedTuple):
+    code: str
+    name: str
+    severity: str
+    summary: str  # one line for the README's table and `cudafit check --list-rules`
+
+
+RULES = (
+    Rule("CF000", "invalid-requirement", "error", "a line pip would refuse: not a PEP 508 requirement"),
+    Rule("CF001", "local-pin-without-index", "error", "a +cuXXX/+cpu pin, but no index the file names serves that build (PyPI serves none)"),
+    Rule("CF002", "no-such-build", "error", "a release or build (version x variant x platform) that was never published"),
+    Rule("CF003", "index-disagrees", "error", "a PyTorch index URL for one variant and a pin (or release) it does not serve"),
+    Rule("CF004", "unpaired-companions", "error", "torchvision/torchaudio pinned to a release built for another torch, or another variant"),
+    Rule("CF005", "cuda-libraries-clash", "error", "frameworks whose CUDA major, cuDNN major or nvidia-* pins cannot meet in one environment"),
+    Rule("CF006", "pytorch-extra-index", "warning", "the PyTorch index as --extra-index-url: any index may win a name (dependency confusion)"),
+    Rule("CF007", "conda-channel-release", "error", "a pytorch-channel conda spec for a release or CUDA the channel never had (it ended with 2.5)"),
+    Rule("CF008", "unpinned-cuda13", "warning", "unpinned torch that installs a CUDA 13 build from PyPI on Linux, which needs driver >= 580"),
+    Rule("CF009", "marker-excludes-all", "warning", "an environment marker that no platform and Python with a build of the release satisfies"),
+    Rule("CF010", "target-does-not-run", "error", "the pinned set does not run on a target machine (driver floor, no kernel image, platform)"),
+    Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
+    Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
+)
+BY_CODE = {rule.code: rule for rule in RULES}
+TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
+_TORCH_INDEX = re.compile(r"^https?://download\.pytorch\.org/whl/(?P<variant>[^/?#]+)/?")
+
+
+class Target(NamedTuple):
+    """A machine the pinned set must run on: from the command line or `[tool.cudafit] targets`."""
+
+    name: str
+    machine: Machine
+
+
+def finding(code: str, span: Span, message: str, fix: str = "", edit: Optional[tuple[Span, str]] = None) -> Finding:
+    return Finding(span.path, span.line, span.col, code, message, BY_CODE[code].severity, fix, edit)
+
+
+def torch_variant(url: str) -> Optional[str]:
+    """The variant a PyTorch index URL serves (cu124, cpu, rocm6.2, nightly), or None for another index."""
+    match = _TORCH_INDEX.match(url.strip())
+    return match["variant"] if match else None
+
+
+def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list[Finding]:
+    found = [finding(p.code, p.span, p.message) for p in doc.problems]
+    releases = {str(r.version): r for r in matrices.torch}
+    for rule in (_local_pins, _companions, _extra_index, _conda_channel, _unpinned_cuda13, _markers):
+        found += rule(doc, matrices, releases)
+    found += _joint_and_targets(doc, matrices, targets)
+    return found
+
+
+# -- the PyTorch index and its builds ---------------------------------------------------------
+
+
+def _serving(doc: Document, pin: Pin) -> list[str]:
+    """The URLs pip/uv would look for this pin on (PyPI aside)."""
+    if pin.from_index is not None:
+        return [pin.from_index]
+    usable = [i for i in doc.indexes if not i.explicit and i.kind != "channel"]
+    return [i.url for i in usable]
+
+
+def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    out = []
+    newest = max((r.version for r in matrices.torch), default=None)
+    for pin in doc.pins:
+        if pin.name not in TORCH_MEMBERS or pin.version is None:
+            continue
+        release = _release_of(pin, matrices, releases)
+        if release is None:
+            if pin.name == "torch" and newest is not None and Version(pin.version) < newest:
+                known = ", ".join(str(r.version) for r in matrices.torch if r.version.release[:2] == Version(pin.version).release[:2]) or "none"
+                out.append(
+                    finding(
+                        "CF002",
+                        pin.span,
+                        f"torch {pin.version} was never released (releases of {Version(pin.version).major}.{Version(pin.version).minor}: {known})",
+                        "pin a release that exists",
+                    )
+                )
+            continue
+        tags = sorted({b.tag for b in release.builds})
+        variants = [v for v in (torch_variant(u) for u in _serving(doc, pin)) if v]
+        if pin.local is not None and pin.local not in tags:
+            out.append(
+                finding(
+                    "CF002",
+                    pin.span,
+                    f"{pin.name} {pin.version} has no +{pin.local} build (torch {release.version} builds: {', '.join(tags)})",
+                    "pick one of the builds that exist",
+                )
+            )
+            continue
+        locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
+        if pin.local is not None and not variants and doc.kind not in ("uv-lock", "pylock") and not doc.no_index:
+            url = matrices.torch_index.format(variant=pin.local)
+            out.append(
+                finding(
+                    "CF001",
+                    pin.span,
+                    f"{pin.name}=={pin.version}+{pin.local} is served only by the PyTorch index, and this file names none",
+                    _index_advice(doc, url),
+                )
+            )
+            continue
+        if variants and pin.local is not None and pin.local not in variants and len(set(variants)) == 1:
+            index = next(i for i in doc.indexes if torch_variant(i.url) == variants[0]) if pin.from_index is None else None
+            edit = None
+            if index is not None and not locked and _all_local_tags(doc) == {pin.local}:
+                edit = (index.span, index.span.text.replace(f"/whl/{variants[0]}", f"/whl/{pin.local}"))
+            out.append(
+                finding(
+                    "CF003",
+                    pin.span,
+                    f"{pin.name} pins +{pin.local}, but the index it comes from serves {variants[0]} builds",
+                    f"use the {pin.local} index ({matrices.torch_index.format(variant=pin.local)}) or pin +{variants[0]}",
+                    edit,
+                )
+            )
+            continue
+        if pin.local is None and len(set(variants)) == 1 and variants[0] not in tags and _indexes_only(doc, pin):
+            out.append(
+                finding(
+                    "CF003",
+                    pin.span,
+                    f"the {variants[0]} index serves no {pin.name} {pin.version} (torch {release.version} builds: {', '.join(tags)})",
+                    "point the index at a variant this release has",
+                )
+            )
+    return out
+
+
+def _release_of(pin: Pin, matrices: Matrices, releases: dict[str, TorchRelease]) -> Optional[TorchRelease]:
+    if pin.version is None:
+        return None
+    if pin.name == "torch":
+        return releases.get(pin.version)
+    return next((r for r in matrices.torch if getattr(r, pin.name) == pin.version), None)
+
+
+def _all_local_tags(doc: Document) -> set[str]:
+    return {p.local for p in doc.pins if p.name in TORCH_MEMBERS and p.local}
+
+
+def _indexes_only(doc: Document, pin: Pin) -> bool:
+    """pip looks nowhere else: `--index-url` replaced PyPI, or the pin names its one index."""
+    return pin.from_index is not None or any(i.kind == "index-url" for i in doc.indexes)
+
+
+def _index_advice(doc: Document, url: str) -> str:
+    if doc.kind == "pyproject":
+        return f'add [[tool.uv.index]] name = "pytorch", url = "{url}", explicit = true, and torch = {{ index = "pytorch" }} under [tool.uv.sources]'
+    if doc.kind == "conda-env":
+        return f"add `--index-url {url}` to the pip: section"
+    return f"add `--index-url {url}` (and `--extra-index-url https://pypi.org/simple` if other packages need PyPI)"
+
+
+def _companions(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    out = []
+    torch_pins = [p for p in doc.pins if p.name == "torch" and p.version is not None and not p.constraint]
+    locked = doc.kind in ("uv-lock", "pylock")
+    for pin in doc.pins:
+        if pin.name not in ("torchvision", "torchaudio") or pin.version is None:
+            continue
+        torch = [t for t in torch_pins if t.group in ("", pin.group) and t.marker == pin.marker]
+        if len(torch) != 1:
+            continue  # no torch pin beside it, or several (per-platform forks of a lockfile): nothing to pair
+        release = releases.get(torch[0].version or "")
+        if release is None:
+            continue
+        wanted = getattr(release, pin.name)
+        if wanted is not None and wanted != pin.version:
+            new = pin.span.text.replace(pin.version, wanted, 1) if pin.version in pin.span.text else ""
+            out.append(
+                finding(
+                    "CF004",
+                    pin.span,
+                    f"{pin.name} {pin.version} is not built for torch {release.version}, which pairs with {pin.name} {wanted}",
+                    f"pin {pin.name}=={wanted}",
+                    (pin.span, new) if new and not locked else None,
+                )
+            )
+        elif torch[0].local and pin.local and torch[0].local != pin.local:
+            out.append(
+                finding(
+                    "CF004",
+                    pin.span,
+                    f"{pin.name} +{pin.local} beside torch +{torch[0].local}: companions must be builds of one variant",
+                    f"pin {pin.name}=={pin.version}+{torch[0].local}",
+                    (pin.span, pin.span.text.replace(f"+{pin.local}", f"+{torch[0].local}"))
+                    if f"+{pin.local}" in pin.span.text and doc.kind not in ("uv-lock", "pylock")
+                    else None,
+                )
+            )
+    return out
+
+
+def _extra_index(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    return [
+        finding(
+            "CF006",
+            index.span,
+            "the PyTorch index as an extra index: pip takes the highest version of a name from any index, so a package that "
+            "appears on both can come from the one you did not mean (dependency confusion)",
+            "make it the --index-url (it mirrors torch's own dependencies), or use uv with an explicit index for torch",
+        )
+        for index in doc.indexes
+        if index.kind == "extra-index-url" and torch_variant(index.url)
+    ]
+
+
+def _conda_channel(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    out = []
+    channels = [c.url.rstrip("/").rsplit("/", 1)[-1] for c in doc.channels]
+    on_channel = [r for r in matrices.torch if r.conda_cuda]
+    last = max((r.version for r in on_channel), default=None)
+    cuda_spec = next((s for s in doc.conda if s.name == "pytorch-cuda"), None)
+    for spec in doc.conda:
+        if spec.name != "pytorch" or not spec.version or last is None:
+            continue
+        from_channel = spec.channel == "pytorch" or cuda_spec is not None or (channels[:1] == ["pytorch"] and "conda-forge" not in channels)
+        if not from_channel:
+            continue
+        matching = [r for r in matrices.torch if _conda_matches(spec.version, r.version)]
+        if matching and not any(r.conda_cuda for r in matching):
+            out.append(
+                finding(
+                    "CF007",
+                    spec.span,
+                    f"the pytorch conda channel never had pytorch {spec.version}: its last release there is {last}",
+                    "install torch with pip inside the conda environment (a pip: section with the PyTorch index), or use conda-forge's pytorch",
+                )
+            )
+        elif matching and cuda_spec is not None and cuda_spec.version:
+            have = sorted({c for r in matching for c in r.conda_cuda})
+            if not any(_conda_matches(cuda_spec.version, Version(c)) for c in have):
+                out.append(
+                    finding(
+                        "CF007",
+                        cuda_spec.span,
+                        f"the pytorch channel built pytorch {spec.version} for CUDA {', '.join(have)}, not pytorch-cuda {cuda_spec.version}",
+                        f"pin pytorch-cuda to one of {', '.join(have)}",
+                    )
+                )
+    return out
+
+
+def _conda_matches(spec: str, version: Version) -> bool:
+    """conda's version match as environment files use it: 2.5.1, 2.5 (= 2.5.*), 2.5.*, >=2.4."""
+    text = spec.strip()
+    try:
+        if text[:1] in "<>!~=":
+            return version in SpecifierSet(text if not text.startswith("=") or text.startswith("==") else "=" + text)
+        if "*" in text:
+            return version in SpecifierSet(f"=={text}")
+        wanted = Version(text)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+    return version.release[: len(wanted.release)] == wanted.release
+
+
+# -- what pip would pull ----------------------------------------------------------------------
+
+
+def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    out: list[Finding] = []
+    if any(torch_variant(i.url) for i in doc.indexes) or doc.kind in ("uv-lock", "pylock"):
+        return out
+    floor = matrices.compat.get(13)
+    for pin in doc.pins:
+        if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None:
+            continue
+        if pin.marker and not _marker_allows(pin.marker, _platform_machine("linux-x86_64", None)):
+            continue
+        try:
+            spec = SpecifierSet(pin.specifier)
+        except InvalidSpecifier:
+            continue
+        release = next((r for r in matrices.torch if spec.contains(r.version)), None)
+        tag = release.pypi_variant.get("linux-x86_64") if release is not None else None
+        build = next((b for b in release.builds if b.tag == tag and b.cuda is not None), None) if release is not None and tag else None
+        if release is None or build is None or build.cuda is None or build.cuda.major < 13:
+            continue
+        driver = floor.linux_driver_min if floor is not None else "unknown"
+        out.append(
+            finding(
+                "CF008",
+                pin.span,
+                f"'{pin.span.text}' installs torch {release.version} from PyPI on Linux, a CUDA {build.cuda} build that needs NVIDIA driver >= {driver}",
+                "pin the release and a CUDA variant your drivers run (see `cudafit resolve --driver ...`), with its PyTorch index",
+            )
+        )
+    return out
+
+
+def _platform_machine(platform: str, python: Optional[str]) -> Machine:
+    os_name, arch = platform.split("-")
+    return Machine(os=os_name, arch="aarch64" if arch == "arm64" else arch, python=python, driver=None, driver_known=False)
+
+
+def _marker_allows(marker: str, machine: Machine) -> bool:
+    from packaging.markers import InvalidMarker, Marker
+
+    from cudafit.solve import marker_env
+
+    try:
+        return Marker(marker).evaluate(marker_env(machine))
+    except (InvalidMarker, Exception):  # an undefined name in a marker: packaging raises its own errors
+        return True
+
+
+def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    out = []
+    for pin in doc.pins:
+        if pin.name != "torch" or not pin.marker:
+            continue
+        try:
+            spec = SpecifierSet(pin.specifier)
+        except InvalidSpecifier:
+            continue
+        matching = [r for r in matrices.torch if spec.contains(r.version, prereleases=True)]
+        if not matching:
+            continue
+        if not any(_marker_allows(pin.marker, _platform_machine(p, py)) for r in matching for p in r.platforms for py in r.pythons(p)):
+            out.append(
+                finding(
+                    "CF009",
+                    pin.span,
+                    f"the marker '{pin.marker}' holds on no platform and Python that torch{pin.specifier} has a build for: it installs nowhere",
+                    "fix the marker, or drop the line",
+                )
+            )
+    return out
+
+
+# -- the joint solve, here and on each target ---------------------------------------------------
+
+# With no target, ask whether the set can share one environment at all: Linux x86_64 with a
+# driver past every floor and GPUs unknown, so only the builds' own facts can clash.
+_ANY = Machine(os="linux", arch="x86_64", python=None, driver="999.99.99", driver_known=True, gpus=(), gpus_known=False)
+
+
+def sets(doc: Document) -> dict[str, list[Pin]]:
+    """The sets installed together: the main one, and each extra or group on top of it."""
+    from cudafit.frameworks import BY_MEMBER
+
+    members = [p for p in doc.pins if p.name in BY_MEMBER and not p.constraint]
+    base = [p for p in members if not p.group or doc.kind == "requirements"]
+    out = {"": base} if base else {}
+    for group in dict.fromkeys(p.group for p in members if p.group and doc.kind != "requirements"):
+        out[group] = base + [p for p in members if p.group == group]
+    return out
+
+
+def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list:
+    from cudafit.errors import InputError
+    from cudafit.solve import resolve
+
+    out = []
+    for group, members in sets(doc).items():
+        families = _families(members)
+        specs = [f"{p.name}{_extras(p)}{p.specifier}" + (f"; {p.marker}" if p.marker else "") for p in members]
+        policy = Policy(cpu=any(p.local == "cpu" for p in members))
+        checks: list[tuple[Optional[Target], Machine]] = [(t, t.machine) for t in targets]
+        if len(families) > 1 and not targets:
+            checks.append((None, _ANY))
+        where = " (" + group + ")" if group else ""
+        for target, machine in checks:
+            try:
+                res = resolve(specs, machine, matrices, policy)
+            except InputError:
+                continue  # every marker false on this machine: nothing to install there
+            anchor = members[0].span
+            if res.ok:
+                out += _nvidia_pins(doc, res, group)
+                continue
+            if _pins_disagree(res, families):
+                continue  # no release satisfies the pins at all: CF002/CF004 say which and why
+            cause = res.conflicts[0] if res.conflicts else "no consistent set"
+            if target is None:
+                if any("fits no" in c or "cannot share" in c or "clash" in c for c in res.conflicts) or _joint_only(res):
+                    out.append(
+                        finding("CF005", anchor, f"these pins cannot share one environment{where}: {cause}", "pin builds of one CUDA major and cuDNN major")
+                    )
+            else:
+                out.append(
+                    finding(
+                        "CF010",
+                        anchor,
+                        f"the pinned set{where} does not run on target '{target.name}': {cause}",
+                        "pin builds that run there (`cudafit resolve` with the target's --driver/--gpu)",
+                    )
+                )
+    return out
+
+
+def _extras(pin: Pin) -> str:
+    return f"[{','.join(pin.extras)}]" if pin.extras else ""
+
+
+def _families(members: list[Pin]) -> set[str]:
+    from cudafit.frameworks import BY_MEMBER
+
+    return {BY_MEMBER[p.name].FAMILY for p in members}
+
+
+def _pins_disagree(res, families: set[str]) -> bool:
+    """Some family has no release left by its specifiers alone, wherever it runs."""
+    for family in families:
+        mine = [r for r in res.rejections if r.family == family]
+        if mine and all(r.constraint == "spec" for r in mine):
+            return True
+    return False
+
+
+def _joint_only(res) -> bool:
+    return bool(res.rejections) and all(r.constraint in ("joint", "spec") for r in res.rejections if r.tag is not None)
+
+
+def _nvidia_pins(doc: Document, res, group: str) -> list:
+    """The file's own nvidia-*/cuda-* pins against what the chosen builds require."""
+    out: list[Finding] = []
+    for pin in doc.pins:
+        if pin.version is None or pin.group not in ("", group) or not pin.name.startswith(("nvidia-", "cuda-")):
+            continue
+        for candidate in res.candidates:
+            wanted = candidate.pins.get(pin.name)
+            if wanted and not SpecifierSet(wanted).contains(pin.version, prereleases=True):
+                out.append(
+                    finding(
+                        "CF005",
+                        pin.span,
+                        f"{pin.name} {pin.version} does not satisfy {candidate.label}, which requires {pin.name}{wanted}",
+                        f"pin a version in {wanted}, or drop the pin and let the framework bring it",
+                    )
+                )
+    return out

@@ -1,0 +1,33 @@
+"""Reading a file to check: text or a clear refusal (binary, not UTF-8, too large), never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudafit.errors import InputError
+
+# Dependency files are a few kilobytes; anything this large is not one, and reading it would
+# only slow the hook down.
+MAX_BYTES = 2 * 1024 * 1024
+
+
+def read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(f"{path}: {size // (1024 * 1024)} MB is too large for a dependency file (limit {MAX_BYTES // (1024 * 1024)} MB); not checked")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\0" in data:
+        raise InputError(f"{path}: a binary file, not a dependency file; not checked")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); not checked") from None
+    return text

@@ -1,0 +1,115 @@
+"""`cudafit check`: the pre-commit hook for requirements files, pyproject.toml, lockfiles and
+environment.yml. Offline: it reads files and cudafit's data, nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from cudafit.cli.options import load_matrices, machine_options
+from cudafit.machine import MachineOptions
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@machine_options
+@click.option("--output-format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True, help="How findings are printed.")
+@click.option("--fix", is_flag=True, help="Rewrite what is unambiguous (a companion's version, an index URL), keeping comments and layout.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="The pyproject.toml with [tool.cudafit] (default: ./pyproject.toml).")
+@click.option("--select", "select", metavar="CODES", help="Only these rules (comma-separated codes or prefixes, e.g. CF001,CF00).")
+@click.option("--ignore", "ignore", metavar="CODES", help="Skip these rules.")
+@click.option("--list-rules", is_flag=True, help="Print the rules, their codes and severities, and exit.")
+def check(
+    paths: tuple[Path, ...],
+    described: MachineOptions,
+    fmt: str,
+    fix: bool,
+    show_diff: bool,
+    config: Optional[Path],
+    select: Optional[str],
+    ignore: Optional[str],
+    list_rules: bool,
+):
+    """Check dependency files (default: this folder) for pins that cannot install or run: builds that
+    do not exist, indexes that do not serve them, companions that do not pair, CUDA libraries that
+    clash, and, with --driver/--gpu or [tool.cudafit] targets, sets that do not run on a machine.
+    Exit 0 clean, 1 findings, 2 a file or option that cannot be read."""
+    from cudafit.check import output
+    from cudafit.check.rules import RULES, Target
+    from cudafit.check.runner import Settings, check_paths, settings_from, targets_from
+
+    if list_rules:
+        for rule in RULES:
+            click.echo(f"{rule.code}  {rule.severity:<7}  {rule.name:<26}  {rule.summary}")
+        return 0
+    if fix and show_diff:
+        raise click.UsageError("--fix writes the fixes and --diff only shows them; give one of them")
+    settings = _settings(config, settings_from)
+    settings = Settings(
+        tuple(_codes(select, "--select")) or settings.select, settings.ignore + tuple(_codes(ignore, "--ignore")), settings.targets, settings.source
+    )
+    matrices = load_matrices()
+    targets = targets_from(settings, matrices)
+    if described.describes_gpus or described.os or described.arch or described.python:
+        from cudafit.machine import build_machine
+
+        name = (
+            " ".join(x for x in (described.os, described.arch, described.driver and f"driver {described.driver}", *described.gpus) if x)
+            or "the described machine"
+        )
+        targets = (*targets, Target(name, build_machine(described, matrices)))
+    report = check_paths(list(paths) or [Path(".")], matrices, settings, targets)
+    findings = report.findings
+    if fix or show_diff:
+        from cudafit.check.fix import apply
+
+        fixed, patch = apply(findings, write=fix)
+        if show_diff:
+            click.echo(patch, nl=False)
+        if fix:
+            findings = tuple(f for f in findings if f not in fixed)
+            if fixed:
+                click.echo(f"fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}", err=True)
+    for error in report.errors:
+        click.echo(f"cudafit: error: {error}", err=True)
+    if fmt == "json":
+        click.echo(output.as_json(findings), nl=False)
+    elif fmt == "github":
+        click.echo(output.github(findings), nl=False)
+    elif not show_diff:
+        click.echo(output.text(findings, report.files), nl=False)
+    if report.errors:
+        return 2
+    return 1 if findings else 0
+
+
+def _settings(config: Optional[Path], settings_from):
+    from cudafit.check.pyproject import load_toml
+    from cudafit.check.source import read_text
+
+    path = config if config is not None else Path("pyproject.toml")
+    if config is None and not path.is_file():
+        return settings_from(None, "")
+    data = load_toml(path, read_text(path))
+    tool = data.get("tool")
+    table = tool.get("cudafit") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        from cudafit.errors import InputError
+
+        raise InputError(f"{path}: [tool.cudafit] must be a table")
+    return settings_from(table, str(path))
+
+
+def _codes(text: Optional[str], option: str) -> list[str]:
+    from cudafit.check.rules import BY_CODE
+
+    if not text:
+        return []
+    codes = [c.strip().upper() for c in text.split(",") if c.strip()]
+    unknown = [c for c in codes if not any(code.startswith(c) for code in BY_CODE)]
+    if unknown:
+        raise click.BadParameter(f"unknown rule code {', '.join(unknown)} (see --list-rules)", param_hint=option)
+    return codes
