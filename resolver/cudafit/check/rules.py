@@ -180,7 +180,8 @@ def _companions(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
     for pin in doc.pins:
         if pin.name not in ("torchvision", "torchaudio") or pin.version is None:
             continue
-        torch = [t for t in torch_pins if t.group in ("", pin.group) and t.marker == pin.marker]
+        # A torch without a marker installs wherever its companion does.
+        torch = [t for t in torch_pins if t.group in ("", pin.group) and t.marker in (None, pin.marker)]
         if len(torch) != 1:
             continue  # no torch pin beside it, or several (per-platform forks of a lockfile): nothing to pair
         release = releases.get(torch[0].version or "")
@@ -376,6 +377,9 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
 
     out = []
     for group, members in sets(doc).items():
+        members = [p for p in members if _brings_cuda(p, matrices)]
+        if not members:
+            continue
         families = _families(members)
         specs = [f"{p.name}{_extras(p)}{p.specifier}" + (f"; {p.marker}" if p.marker else "") for p in members]
         policy = Policy(cpu=any(p.local == "cpu" for p in members))
@@ -412,6 +416,22 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
     return out
 
 
+def _brings_cuda(pin: Pin, matrices: Matrices) -> bool:
+    """Where every CUDA build of a framework comes through an extra (TensorFlow's [and-cuda], JAX's
+    [cuda12]), a pin without one brings no CUDA libraries and cannot clash."""
+    from cudafit.frameworks import BY_MEMBER
+
+    try:
+        spec = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return True
+    release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)), None)
+    builds = [b for b in getattr(release, "builds", ()) if b.kind == "cuda"]
+    if not builds or not all(b.extras for b in builds):
+        return True
+    return bool({e for b in builds for e in b.extras} & set(pin.extras))
+
+
 def _extras(pin: Pin) -> str:
     return f"[{','.join(pin.extras)}]" if pin.extras else ""
 
@@ -424,7 +444,8 @@ def _families(members: list[Pin]) -> set[str]:
 
 def _pins_disagree(res, families: set[str]) -> bool:
     """Some family has no release left by its specifiers alone, wherever it runs."""
-    for family in families:
+    offered = {c.family for builds in res.offered for c in builds}
+    for family in families - offered:
         mine = [r for r in res.rejections if r.family == family]
         if mine and all(r.constraint == "spec" for r in mine):
             return True

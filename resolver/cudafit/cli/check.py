@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from cudafit.cli.options import load_matrices, machine_options
+from cudafit.errors import CudafitError
 from cudafit.machine import MachineOptions
 
 
@@ -47,7 +48,14 @@ def check(
         return 0
     if fix and show_diff:
         raise click.UsageError("--fix writes the fixes and --diff only shows them; give one of them")
-    settings = _settings(config, settings_from)
+    try:
+        settings = _settings(config, settings_from)
+        config_error = ""
+    except CudafitError as exc:
+        if config is not None:
+            raise
+        # ./pyproject.toml is also a file to check: say what is wrong with it, check the others.
+        settings, config_error = settings_from(None, ""), str(exc)
     settings = Settings(
         tuple(_codes(select, "--select")) or settings.select, settings.ignore + tuple(_codes(ignore, "--ignore")), settings.targets, settings.source
     )
@@ -73,7 +81,8 @@ def check(
             findings = tuple(f for f in findings if f not in fixed)
             if fixed:
                 click.echo(f"fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}", err=True)
-    for error in report.errors:
+    errors = tuple(dict.fromkeys((config_error, *report.errors) if config_error else report.errors))
+    for error in errors:
         click.echo(f"cudafit: error: {error}", err=True)
     if fmt == "json":
         click.echo(output.as_json(findings), nl=False)
@@ -81,7 +90,7 @@ def check(
         click.echo(output.github(findings), nl=False)
     elif not show_diff:
         click.echo(output.text(findings, report.files), nl=False)
-    if report.errors:
+    if errors:
         return 2
     return 1 if findings else 0
 

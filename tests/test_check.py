@@ -1,0 +1,380 @@
+"""`cudafit check`: every rule with a file that triggers it and one that does not, the readers'
+positions, suppression and settings, targets, output forms, fixes, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.cli import main
+
+
+def check(tmp_path: Path, files: dict[str, str], *args: str):
+    """Write the files under tmp_path and run `cudafit check ARGS` there (as pre-commit does, from
+    the repository root)."""
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        return CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def findings(tmp_path, files, *args):
+    result = check(tmp_path, files, "--output-format", "json", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    return [(f["path"], f["line"], f["col"], f["code"]) for f in json.loads(result.stdout)]
+
+
+def codes(tmp_path, files, *args):
+    return sorted({c for _p, _l, _c, c in findings(tmp_path, files, *args)})
+
+
+# -- each rule: a file that triggers it, and one that does not ---------------------------------
+
+CASES = {
+    "CF000": ("requirements.txt", "torch==2.5.1\ntorch>=>2\n", "torch==2.5.1\n"),
+    "CF001": (
+        "requirements.txt",
+        "torch==2.5.1+cu124\n",
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",
+    ),
+    "CF002": (
+        "requirements.txt",
+        "--index-url https://download.pytorch.org/whl/cu121\ntorch==2.7.0+cu121\n",
+        "--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.0+cu126\n",
+    ),
+    "CF003": (
+        "requirements.txt",
+        "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.5.1+cu124\n",
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",
+    ),
+    "CF004": (
+        "requirements.txt",
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.0+cu124\n",
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\n",
+    ),
+    "CF005": (
+        "requirements.txt",
+        "--index-url https://download.pytorch.org/whl/cu118\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cu118\ntensorflow[and-cuda]==2.18.0\n",
+        "--index-url https://download.pytorch.org/whl/cu124\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cu124\ntensorflow==2.18.0\n",
+    ),
+    "CF006": (
+        "requirements.txt",
+        "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",
+    ),
+    "CF007": (
+        "environment.yml",
+        "channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch::pytorch=2.6.0\n",
+        "channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch::pytorch=2.5.1\n  - pytorch-cuda=12.4\n",
+    ),
+    "CF008": ("requirements.txt", "torch>=2.4\n", "torch>=2.4,<2.9\n"),
+    "CF009": ("requirements.txt", "torch==2.5.1; sys_platform == 'darwin' and platform_machine == 'x86_64'\n", "torch==2.5.1; sys_platform == 'darwin'\n"),
+    "CF011": ("requirements.txt", "-r missing.txt\n", "torch==2.5.1\n"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_triggers_and_stays_quiet(tmp_path, code):
+    name, bad, good = CASES[code]
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "good").mkdir()
+    assert code in codes(tmp_path / "bad", {name: bad})
+    assert code not in codes(tmp_path / "good", {name: good})
+
+
+def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):
+    env = "channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.5.1\n  - pytorch-cuda=12.6\n"
+    assert findings(tmp_path, {"environment.yml": env}) == [("environment.yml", 6, 5, "CF007")]
+
+
+def test_cf010_a_target_with_an_old_driver(tmp_path):
+    files = {
+        "requirements.txt": "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",
+        "pyproject.toml": """
+            [project]
+            name = "x"
+            version = "0"
+            [[tool.cudafit.targets]]
+            name = "v100-470"
+            driver = "470.82.01"
+            gpu = "Tesla V100-SXM2-16GB"
+            [[tool.cudafit.targets]]
+            name = "h100-570"
+            driver = "570.86.10"
+            gpu = "NVIDIA H100 80GB HBM3"
+        """,
+    }
+    result = check(tmp_path, files, "requirements.txt")
+    assert result.exit_code == 1
+    assert "CF010" in result.stdout and "'v100-470'" in result.stdout and "'h100-570'" not in result.stdout
+    assert "525" in result.stdout  # the driver floor it needs
+
+
+def test_cf010_machine_options_are_a_target(tmp_path):
+    req = {"requirements.txt": "--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.0+cu126\n"}
+    assert codes(tmp_path, req, "--driver", "470.82.01", "--gpu", "Tesla V100-SXM2-16GB") == ["CF010"]
+    assert codes(tmp_path, req, "--driver", "570.86.10", "--gpu", "NVIDIA GeForce RTX 5090") == ["CF010"]  # no sm_120 in cu126
+    assert codes(tmp_path, req, "--driver", "570.86.10", "--gpu", "NVIDIA GeForce RTX 3090") == []
+
+
+def test_cf012_include_cycle_and_includes_resolve_relative_to_the_file(tmp_path):
+    files = {"requirements.txt": "-r reqs/base.txt\n", "reqs/base.txt": "-c ../requirements.txt\ntorch==2.7.0+cu121\n"}
+    found = findings(tmp_path, files, "requirements.txt")
+    assert ("reqs/base.txt", 1, 1, "CF012") in found and ("reqs/base.txt", 2, 1, "CF002") in found
+
+
+def test_cf005_nvidia_pin_against_the_framework(tmp_path):
+    req = "--index-url https://download.pytorch.org/whl/cu124\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cu124\nnvidia-cudnn-cu12==8.9.2.26\n"
+    assert ("requirements.txt", 4, 1, "CF005") in findings(tmp_path, {"requirements.txt": req}, "--driver", "550.54.14", "--gpu", "NVIDIA GeForce RTX 3090")
+
+
+# -- the readers keep exact positions ---------------------------------------------------------
+
+
+def test_requirements_positions_continuations_hashes_and_comments(tmp_path):
+    req = "# a comment\n   torch==2.5.1+cu124 \\\n    --hash=sha256:abc  # trailing\n\ttorchvision==0.19.0+cu124 ; python_version >= '3.9'\n"
+    found = findings(tmp_path, {"requirements.txt": req})
+    assert ("requirements.txt", 2, 4, "CF001") in found
+    assert ("requirements.txt", 4, 2, "CF004") in found
+
+
+def test_pyproject_positions_uv_sources_and_groups(tmp_path):
+    pyproject = """
+        [project]
+        name = "x"
+        version = "0"
+        dependencies = ["numpy", "torch==2.5.1+cu124"]
+
+        [dependency-groups]
+        gpu = ["torchvision==0.19.1+cu124"]
+
+        [tool.uv.sources]
+        torch = [{ index = "pytorch" }]
+
+        [[tool.uv.index]]
+        name = "pytorch"
+        url = "https://download.pytorch.org/whl/cu124"
+        explicit = true
+    """
+    found = findings(tmp_path, {"pyproject.toml": pyproject})
+    assert ("pyproject.toml", 4, 27, "CF001") not in found  # the uv source serves torch
+    assert ("pyproject.toml", 7, 9, "CF004") in found
+    assert ("pyproject.toml", 7, 9, "CF001") in found  # but not torchvision: uv looks for it on PyPI
+
+
+def test_poetry_sources_and_exact_versions(tmp_path):
+    pyproject = """
+        [tool.poetry.dependencies]
+        python = "^3.11"
+        torch = { version = "2.5.1+cu124", source = "pytorch" }
+        torchvision = "0.19.0"
+
+        [[tool.poetry.source]]
+        name = "pytorch"
+        url = "https://download.pytorch.org/whl/cu118"
+        priority = "explicit"
+    """
+    found = findings(tmp_path, {"pyproject.toml": pyproject})
+    assert ("pyproject.toml", 3, 22, "CF003") in found and ("pyproject.toml", 4, 16, "CF004") in found
+
+
+def test_uv_lock_and_pylock(tmp_path):
+    lock = """
+        version = 1
+        revision = 2
+
+        [[package]]
+        name = "torch"
+        version = "2.5.1+cu124"
+        source = { registry = "https://download.pytorch.org/whl/cu118" }
+
+        [[package]]
+        name = "torchvision"
+        version = "0.20.1+cu124"
+        source = { registry = "https://download.pytorch.org/whl/cu124" }
+    """
+    pylock = """
+        lock-version = "1.0"
+        created-by = "pip"
+
+        [[packages]]
+        name = "torch"
+        version = "2.7.0+cu121"
+        index = "https://download.pytorch.org/whl/cu121"
+    """
+    found = findings(tmp_path, {"uv.lock": lock, "pylock.toml": pylock})
+    assert found == [("pylock.toml", 5, 9, "CF002"), ("uv.lock", 5, 9, "CF003")]
+
+
+def test_environment_yml_pip_section(tmp_path):
+    env = """
+        name: gpu
+        channels: [conda-forge]
+        dependencies:
+          - python=3.11
+          - pip:
+            - --extra-index-url https://download.pytorch.org/whl/cu124
+            - torch==2.5.1+cu124
+            - torchvision==0.19.0+cu124
+    """
+    assert findings(tmp_path, {"environment.yml": env}) == [
+        ("environment.yml", 6, 7, "CF006"),
+        ("environment.yml", 8, 7, "CF004"),
+    ]
+
+
+def test_files_by_name_in_a_folder_and_by_content_when_named(tmp_path):
+    files = {"requirements/gpu.txt": "torch==2.5.1+cu124\n", "deps.lock": 'version = 1\n\n[[package]]\nname = "torch"\nversion = "2.7.0+cu121"\n', "notes.txt": "torch==2.5.1+cu124\n"}
+    assert [f[:1] + f[3:] for f in findings(tmp_path, files)] == [("requirements/gpu.txt", "CF001")]
+    assert ("deps.lock", 4, 9, "CF002") in findings(tmp_path, files, "deps.lock")
+
+
+# -- suppression, selection, settings ---------------------------------------------------------
+
+
+def test_per_line_suppression(tmp_path):
+    req = "torch==2.5.1+cu124  # cudafit: ignore[CF001]\ntorch==2.4.1+cu124  # cudafit: ignore\ntorch==2.4.0+cu124  # cudafit: ignore[CF006]\n"
+    assert findings(tmp_path, {"requirements.txt": req}) == [("requirements.txt", 3, 1, "CF001")]
+
+
+def test_select_and_ignore_from_options_and_pyproject(tmp_path):
+    files = {"requirements.txt": "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.19.0+cu124\n"}
+    assert codes(tmp_path, files) == ["CF004", "CF006"]
+    assert codes(tmp_path, files, "--select", "CF004") == ["CF004"]
+    assert codes(tmp_path, files, "--ignore", "cf00") == []
+    files["pyproject.toml"] = '[tool.cudafit]\nignore = ["CF006"]\n'
+    assert codes(tmp_path, files, "requirements.txt") == ["CF004"]
+
+
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        ('[tool.cudafit]\nselect = ["CF999"]\n', "pyproject.toml: [tool.cudafit] select: unknown rule code CF999"),
+        ('[tool.cudafit]\nsilence = ["CF001"]\n', "unknown key silence"),
+        ('[[tool.cudafit.targets]]\nname = "a"\ngpu = "GeForce Nonexistent 9999"\n', "[[tool.cudafit.targets]] #1 (a)"),
+        ('[[tool.cudafit.targets]]\ndrivr = "535"\n', "unknown key drivr"),
+        ("[tool.cudafit\n", "pyproject.toml: not valid TOML"),
+    ],
+)
+def test_bad_settings_exit_2_naming_file_and_key(tmp_path, config, expected):
+    result = check(tmp_path, {"pyproject.toml": config, "requirements.txt": "torch\n"}, "requirements.txt")
+    assert result.exit_code == 2 and expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unknown_code_option_is_a_usage_error(tmp_path):
+    result = check(tmp_path, {"requirements.txt": "torch\n"}, "--select", "XX1")
+    assert result.exit_code == 2 and "unknown rule code XX1" in result.stderr
+
+
+# -- output forms and exit codes --------------------------------------------------------------
+
+
+def test_text_output_and_exit_codes(tmp_path):
+    bad = check(tmp_path, {"requirements.txt": "torch==2.5.1+cu124\n"})
+    assert bad.exit_code == 1
+    assert bad.stdout.splitlines()[0].startswith("requirements.txt:1:1: CF001 ")
+    assert bad.stdout.splitlines()[-1].startswith("Found 1 error and 0 warnings in 1 file")
+    good = check(tmp_path, {"requirements.txt": "numpy\n"})
+    assert good.exit_code == 0 and good.stdout == "All checks passed (1 file).\n"
+
+
+def test_json_output_fields(tmp_path):
+    result = check(tmp_path, {"requirements.txt": "torch==2.5.1+cu124\n"}, "--output-format", "json")
+    (row,) = json.loads(result.stdout)
+    assert {"path", "line", "col", "code", "message", "severity"} <= set(row) and row["severity"] == "error"
+
+
+def test_github_annotations(tmp_path):
+    result = check(tmp_path, {"requirements.txt": "--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"}, "--output-format", "github")
+    assert result.stdout.startswith("::warning file=requirements.txt,line=1,col=19,title=CF006::the PyTorch index")
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+def test_fix_rewrites_only_what_is_unambiguous_and_keeps_layout(tmp_path):
+    text = "# pinned for the cluster\r\n--index-url https://download.pytorch.org/whl/cu124\r\ntorch==2.5.1+cu124\r\ntorchvision==0.19.0+cu118  # vision\r\n"
+    (tmp_path / "requirements.txt").write_bytes(text.encode())
+    diff = check(tmp_path, {}, "--diff")
+    assert "-torchvision==0.19.0+cu118  # vision" in diff.stdout and "+torchvision==0.20.1+cu118  # vision" in diff.stdout
+    assert (tmp_path / "requirements.txt").read_bytes() == text.encode()  # --diff changes nothing
+    check(tmp_path, {}, "--fix")
+    once = (tmp_path / "requirements.txt").read_bytes()
+    check(tmp_path, {}, "--fix")
+    fixed = (tmp_path / "requirements.txt").read_bytes()
+    assert fixed == text.replace("0.19.0+cu118", "0.20.1+cu124").encode()  # version, then variant: CRLF and the comment kept
+    assert once != text.encode()
+    assert check(tmp_path, {}).exit_code == 0
+
+
+def test_fix_moves_the_index_to_the_pinned_variant(tmp_path):
+    files = {"requirements.txt": "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.5.1+cu124\n"}
+    check(tmp_path, files, "--fix")
+    assert (tmp_path / "requirements.txt").read_text() == "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+
+
+def test_lockfiles_are_never_rewritten(tmp_path):
+    lock = 'version = 1\n\n[[package]]\nname = "torch"\nversion = "2.5.1+cu124"\nsource = { registry = "https://download.pytorch.org/whl/cu124" }\n\n[[package]]\nname = "torchvision"\nversion = "0.19.0+cu124"\nsource = { registry = "https://download.pytorch.org/whl/cu124" }\n'
+    check(tmp_path, {"uv.lock": lock}, "--fix")
+    assert (tmp_path / "uv.lock").read_text() == lock
+
+
+# -- bad input: a finding or one line naming the file, never a traceback, others still checked ----
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("requirements.txt", b"\x7fELF\x00\x00binary", "a binary file"),
+        ("requirements.txt", b"torch==2.5.1\n\xff\xfe\n", "requirements.txt:2: not valid UTF-8"),
+        ("pyproject.toml", b"[project\n", "pyproject.toml: not valid TOML"),
+        ("uv.lock", b"version = 7\n", "uv.lock:1: uv.lock version 7"),
+        ("pylock.toml", b'lock-version = "2.0"\n', "pylock lock-version '2.0'"),
+        ("environment.yml", b"dependencies: [\n", "environment.yml:2: not valid YAML"),
+        ("environment.yml", b"- just\n- a list\n", "not an environment file"),
+    ],
+)
+def test_unreadable_files_exit_2_and_others_are_still_checked(tmp_path, name, content, message):
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "requirements.txt").write_text("torch==2.5.1+cu124\n")
+    result = check(tmp_path, {})
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert "sub/requirements.txt:1:1: CF001" in result.stdout
+
+
+def test_a_huge_file_is_refused(tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy\n" * 500_000)
+    result = check(tmp_path, {})
+    assert result.exit_code == 2 and "too large" in result.stderr
+
+
+def test_yaml_alias_bomb_costs_nothing(tmp_path):
+    bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
+    for i in range(1, 12):
+        bomb += f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join(f"*{chr(96 + i)}" for _ in range(9)) + "]\n"
+    bomb += "dependencies: *l\n"
+    result = check(tmp_path, {"environment.yml": bomb})
+    assert result.exit_code in (0, 1, 2) and "Traceback" not in result.stderr
+
+
+def test_no_http_client_on_the_check_path(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "requirements.txt").write_text("torch==2.5.1+cu124\n")
+    code = "import sys; from cudafit.cli import run; run(['check', '.']); print('requests' in sys.modules, 'urllib3' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
+    assert out.strip().splitlines()[-1] == "False False"
