@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 MACHINE = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090", "--json"]
 RESOLVE_ARGS = ["resolve", "torch", *MACHINE]
@@ -127,6 +128,64 @@ def bench_solver(runs: int) -> list[tuple[int, int, float]]:
     return rows
 
 
+# A tree of requirement files as a monorepo has them: 20 lines each, some GPU pins among them.
+_LINES = [
+    "--index-url https://download.pytorch.org/whl/cu124",
+    "--extra-index-url https://pypi.org/simple",
+    "torch==2.5.1+cu124",
+    "torchvision==0.20.1+cu124",
+    "torchaudio==2.5.1+cu124",
+    "numpy>=1.26,<2",
+    "pandas==2.2.3",
+    "scipy>=1.11",
+    "requests[socks]>=2.31  # HTTP",
+    "pyyaml==6.0.2",
+    "tqdm",
+    "einops>=0.8",
+    "transformers==4.46.3",
+    "accelerate>=1.0; python_version >= '3.9'",
+    "safetensors",
+    "pillow>=10",
+    "matplotlib==3.9.2",
+    "scikit-learn>=1.5",
+    "rich",
+    "click>=8.1",
+]
+
+
+def make_tree(folder: Path, files: int) -> list[str]:
+    paths = []
+    for i in range(files):
+        path = folder / f"svc{i:03d}" / "requirements.txt"
+        path.parent.mkdir(parents=True)
+        path.write_text("\n".join(_LINES) + "\n")
+        paths.append(str(path))
+    return paths
+
+
+def bench_check(runs: int, env: dict, files: int = 500) -> tuple[float, Optional[float]]:
+    """`cudafit check` over the tree, and pre-commit-hooks' requirements-txt-fixer over the same
+    files in the same runs (None where it is not installed)."""
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-check-"))
+    try:
+        paths = make_tree(folder, files)
+        tool = cudafit_command() + ["check", *paths]
+        fixer = shutil.which("requirements-txt-fixer", path=str(Path(sys.executable).parent)) or shutil.which("requirements-txt-fixer")
+        subprocess.run(tool, stdout=subprocess.DEVNULL, env=env)
+        ours, theirs = [], []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(tool, stdout=subprocess.DEVNULL, env=env)
+            ours.append(time.perf_counter() - start)
+            if fixer:
+                start = time.perf_counter()
+                subprocess.run([fixer, *paths], stdout=subprocess.DEVNULL, env=env)
+                theirs.append(time.perf_counter() - start)
+        return median_ms(ours), (median_ms(theirs) if theirs else None)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -140,6 +199,7 @@ def main() -> int:
         bare, floor, tool, joint = bench_process(args.runs, env)
         warm, cold = bench_load(args.runs)
         solver = bench_solver(args.runs)
+        check_ms, fixer_ms = bench_check(max(3, args.runs // 3), env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
@@ -149,6 +209,8 @@ def main() -> int:
     print(f"  cudafit resolve torch tensorflow jax --json {joint:8.1f} ms   ratio {joint / bare:4.2f}x, {joint / floor:4.2f}x the import floor")
     print(f"  data load, cached              {warm:8.2f} ms")
     print(f"  data load, parse + validate    {cold:8.2f} ms")
+    fixer = f", {check_ms / fixer_ms:4.2f}x requirements-txt-fixer ({fixer_ms:.1f} ms)" if fixer_ms else " (requirements-txt-fixer not installed)"
+    print(f"  cudafit check, 500 files x 20 lines {check_ms:8.1f} ms   {500 / (check_ms / 1000):6.0f} files/s{fixer} (target < 1000 ms)")
     bases = {}
     for what, factor, n, ms in solver:
         base = bases.setdefault(what, ms)

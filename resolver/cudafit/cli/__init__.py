@@ -85,7 +85,8 @@ def main() -> None:
     run on an NVIDIA machine and can share one environment, with the reason for every choice.
 
     `detect` shows the machine; `resolve` picks the builds and prints how to install them (--json,
-    --format pip|uv|uv-project|requirements|conda|environment.yml); `install` installs them; the
+    --format pip|uv|uv-project|requirements|conda|environment.yml); `install` installs them; `check`
+    checks requirements files, pyproject.toml, lockfiles and environment.yml (a pre-commit hook); the
     `data` commands check cudafit's data and show how each fact is known. Options such as
     --driver, --gpu, --os, --arch and --python describe another machine instead of this one.
 
