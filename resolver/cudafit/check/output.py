@@ -10,7 +10,7 @@ from cudafit.check.model import Finding
 FORMATS = ("text", "json", "github")
 
 
-def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True) -> str:
+def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True, unreadable: int = 0) -> str:
     lines = [f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}" + (f" (fix: {f.fix})" if show_fixes and f.fix else "") for f in findings]
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
@@ -19,6 +19,8 @@ def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True) -> 
         summary = f"Found {_count(errors, 'error')} and {_count(warnings, 'warning')} in {_count(files, 'file')} checked."
         if fixable:
             summary += f" {fixable} fixable with --fix."
+    elif unreadable:
+        summary = f"No findings in {_count(files, 'file')} checked; {unreadable} could not be read."
     else:
         summary = f"All checks passed ({_count(files, 'file')})."
     return "\n".join([*lines, summary]) + "\n"

@@ -89,7 +89,7 @@ def check(
     elif fmt == "github":
         click.echo(output.github(findings), nl=False)
     elif not show_diff:
-        click.echo(output.text(findings, report.files), nl=False)
+        click.echo(output.text(findings, report.files, unreadable=len(errors)), nl=False)
     if errors:
         return 2
     return 1 if findings else 0
