@@ -229,7 +229,7 @@ def test_environment_yml_pip_section(tmp_path):
             - torchvision==0.19.0+cu124
     """
     assert findings(tmp_path, {"environment.yml": env}) == [
-        ("environment.yml", 6, 7, "CF006"),
+        ("environment.yml", 6, 25, "CF006"),  # the URL itself, as in a requirements file
         ("environment.yml", 8, 7, "CF004"),
     ]
 

@@ -72,7 +72,6 @@ class Document(NamedTuple):
     problems: tuple[Problem, ...] = ()
     lines: dict[str, tuple[str, ...]] = {}  # path -> its lines, for suppression comments (never mutated)
     no_index: bool = False  # pip's --no-index: only find-links pages
-    settings: Optional[dict] = None  # pyproject's [tool.cudafit], where this file has one
 
 
 class Finding(NamedTuple):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -13,11 +14,9 @@ from cudafit.check.model import Pin, Problem, Span
 NOT_A_REQUIREMENT = "CF000"
 
 
-def exact(specifier: str) -> tuple[Optional[str], Optional[str]]:
+def exact(specifier: SpecifierSet) -> tuple[Optional[str], Optional[str]]:
     """(public version, local tag) of an `==X` or `===X` pin without a wildcard, else (None, None)."""
-    from packaging.specifiers import SpecifierSet
-
-    specs = list(SpecifierSet(specifier))
+    specs = list(specifier)
     if len(specs) != 1 or specs[0].operator not in ("==", "===") or specs[0].version.endswith(".*"):
         return None, None
     try:
@@ -44,11 +43,10 @@ def parse(text: str, span: Span, *, group: str = "", index: Optional[str] = None
         return Problem(NOT_A_REQUIREMENT, f"not a valid requirement: {text!r} ({first})", span)
     if req.url:
         return None
-    specifier = str(req.specifier)
-    version, local = exact(specifier) if specifier else (None, None)
+    version, local = exact(req.specifier)
     return Pin(
         name=canonicalize_name(req.name),
-        specifier=specifier,
+        specifier=str(req.specifier),
         span=span,
         version=version,
         local=local,

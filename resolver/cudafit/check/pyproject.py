@@ -35,13 +35,10 @@ class Locator:
         self.lines = text.splitlines()
         self.taken: set[tuple[int, int]] = set()
 
-    def find(self, value: str, near: str = "") -> Span:
-        """The first not yet matched occurrence of `value` as a quoted string (after a line with
-        `near` on it, where given); line 1 where it cannot be found (an escaped string)."""
-        start = 0
-        if near:
-            start = next((i for i, line in enumerate(self.lines) if near in line), 0)
-        for number in range(start, len(self.lines)):
+    def find(self, value: str) -> Span:
+        """The first not yet matched occurrence of `value` as a quoted string; line 1 where it
+        cannot be found (an escaped string)."""
+        for number in range(len(self.lines)):
             line = self.lines[number]
             for quote in ('"', "'"):
                 for match in re.finditer(re.escape(quote + value + quote), line):
@@ -101,10 +98,7 @@ def read(path: Path) -> Document:
             add(value, "", constraint=True)
     found += _poetry(poetry, where, by_name)
 
-    settings = tool.get("cudafit") if isinstance(tool.get("cudafit"), dict) else None
-    return Document(
-        str(path), "pyproject", pins=tuple(found), indexes=tuple(indexes), problems=tuple(problems), lines={str(path): tuple(where.lines)}, settings=settings
-    )
+    return Document(str(path), "pyproject", pins=tuple(found), indexes=tuple(indexes), problems=tuple(problems), lines={str(path): tuple(where.lines)})
 
 
 def _table(data: dict, key: str) -> dict:

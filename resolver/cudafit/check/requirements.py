@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Union
 
 from cudafit.check import pins
 from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
@@ -83,20 +83,16 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
         all_lines[str(file)] = tuple(text.splitlines())
         for logical in logical_lines(text):
             span = Span(str(file), logical.line, logical.col, logical.text)
-            line = logical.text
-            if line.startswith("-"):
-                name, value = _option(line)
-                if name in _INCLUDE_OPTIONS:
-                    include(file, value, span, chain, constraint or _INCLUDE_OPTIONS[name])
-                elif name in _INDEX_OPTIONS and value:
-                    indexes.append(IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value, col=span.col + line.index(value))))
-                elif name == "--no-index":
-                    no_index = True
-                continue  # -e, --pre, --trusted-host, ...: nothing cudafit checks
-            requirement = _requirement_part(line)
-            found = pins.parse(requirement, span._replace(text=requirement), group=chain, constraint=constraint)
+            name, value = _option(logical.text) if logical.text.startswith("-") else ("", None)
+            if name in _INCLUDE_OPTIONS:
+                include(file, value, span, chain, constraint or _INCLUDE_OPTIONS[name])
+                continue
+            no_index = no_index or name == "--no-index"
+            found = parse_line(logical.text, span, chain, constraint)
             if isinstance(found, Pin):
                 found_pins.append(found)
+            elif isinstance(found, IndexRef):
+                indexes.append(found)
             elif isinstance(found, Problem):
                 problems.append(found)
 
@@ -125,12 +121,13 @@ def _requirement_part(line: str) -> str:
     return line[: match.start()].strip() if match else line
 
 
-def parse_line(text: str, span: Span, group: str) -> Optional[object]:
-    """One line of environment.yml's `pip:` section: an index option, a requirement or a problem."""
+def parse_line(text: str, span: Span, group: str, constraint: bool = False) -> Union[Pin, IndexRef, Problem, None]:
+    """One line that is not an include (of a requirements file, or of environment.yml's `pip:`
+    section): an index option, a requirement, a problem, or None (-e, --pre, --trusted-host, ...)."""
     if text.startswith("-"):
         name, value = _option(text)
         if name in _INDEX_OPTIONS and value:
-            return IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value))
+            return IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value, col=span.col + text.index(value)))
         return None
     requirement = _requirement_part(text)
-    return pins.parse(requirement, span._replace(text=requirement), group=group)
+    return pins.parse(requirement, span._replace(text=requirement), group=group, constraint=constraint)

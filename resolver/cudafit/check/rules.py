@@ -289,7 +289,7 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
     for pin in doc.pins:
         if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None:
             continue
-        if pin.marker and not _marker_allows(pin.marker, _platform_machine("linux-x86_64", None)):
+        if pin.marker and not _marker_allows(pin.marker, [_machine_on("linux-x86_64", None)]):
             continue
         try:
             spec = SpecifierSet(pin.specifier)
@@ -312,19 +312,22 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
     return out
 
 
-def _platform_machine(platform: str, python: Optional[str]) -> Machine:
+def _machine_on(platform: str, python: Optional[str]) -> Machine:
     os_name, arch = platform.split("-")
     return Machine(os=os_name, arch="aarch64" if arch == "arm64" else arch, python=python, driver=None, driver_known=False)
 
 
-def _marker_allows(marker: str, machine: Machine) -> bool:
-    from packaging.markers import InvalidMarker, Marker
+def _marker_allows(marker: str, machines: list[Machine]) -> bool:
+    """Whether the marker holds on any of the machines; a marker packaging cannot evaluate (an
+    undefined name, a comparison it refuses) is given the benefit of the doubt."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
     from cudafit.solve import marker_env
 
     try:
-        return Marker(marker).evaluate(marker_env(machine))
-    except (InvalidMarker, Exception):  # an undefined name in a marker: packaging raises its own errors
+        parsed = Marker(marker)
+        return any(parsed.evaluate(marker_env(m)) for m in machines)
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
         return True
 
 
@@ -340,7 +343,8 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
         matching = [r for r in matrices.torch if spec.contains(r.version, prereleases=True)]
         if not matching:
             continue
-        if not any(_marker_allows(pin.marker, _platform_machine(p, py)) for r in matching for p in r.platforms for py in r.pythons(p)):
+        where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
+        if not _marker_allows(pin.marker, [_machine_on(p, py) for p, py in sorted(where)]):
             out.append(
                 finding(
                     "CF009",
@@ -377,6 +381,8 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
 
     out = []
     for group, members in sets(doc).items():
+        if not targets and len(_families(members)) < 2:
+            continue  # one framework and no machine: nothing to solve
         members = [p for p in members if _brings_cuda(p, matrices)]
         if not members:
             continue
@@ -400,7 +406,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 continue  # no release satisfies the pins at all: CF002/CF004 say which and why
             cause = res.conflicts[0] if res.conflicts else "no consistent set"
             if target is None:
-                if any("fits no" in c or "cannot share" in c or "clash" in c for c in res.conflicts) or _joint_only(res):
+                if any(r.constraint == "joint" for r in res.rejections):
                     out.append(
                         finding("CF005", anchor, f"these pins cannot share one environment{where}: {cause}", "pin builds of one CUDA major and cuDNN major")
                     )
@@ -450,10 +456,6 @@ def _pins_disagree(res, families: set[str]) -> bool:
         if mine and all(r.constraint == "spec" for r in mine):
             return True
     return False
-
-
-def _joint_only(res) -> bool:
-    return bool(res.rejections) and all(r.constraint in ("joint", "spec") for r in res.rejections if r.tag is not None)
 
 
 def _nvidia_pins(doc: Document, res, group: str) -> list:

@@ -49,7 +49,7 @@ def check(
     if fix and show_diff:
         raise click.UsageError("--fix writes the fixes and --diff only shows them; give one of them")
     try:
-        settings = _settings(config, settings_from)
+        settings = _settings(config)
         config_error = ""
     except CudafitError as exc:
         if config is not None:
@@ -95,8 +95,9 @@ def check(
     return 1 if findings else 0
 
 
-def _settings(config: Optional[Path], settings_from):
+def _settings(config: Optional[Path]):
     from cudafit.check.pyproject import load_toml
+    from cudafit.check.runner import settings_from
     from cudafit.check.source import read_text
 
     path = config if config is not None else Path("pyproject.toml")
