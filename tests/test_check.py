@@ -98,6 +98,30 @@ def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):
     assert findings(tmp_path, {"environment.yml": env}) == [("environment.yml", 6, 5, "CF007")]
 
 
+def test_cf002_a_build_missing_on_the_only_platform_its_marker_allows(tmp_path):
+    """version x variant x platform: cu118 builds of 2.5.1 exist for Linux x86_64 and Windows, not macOS."""
+    reqs = (
+        "--index-url https://download.pytorch.org/whl/cu118\n"
+        "torch==2.5.1+cu118; sys_platform == 'darwin'\n"
+        "torch==2.5.1+cu118; sys_platform == 'win32'\n"
+        "torch==2.5.1+cu118; platform_machine == 'aarch64'\n"
+        "torch==2.5.1+cu118; sys_platform == 'linux'\n"
+    )
+    assert [(line, code) for _p, line, _c, code in findings(tmp_path, {"requirements.txt": reqs})] == [(2, "CF002"), (4, "CF002")]
+
+
+@pytest.mark.parametrize("line, fires", [
+    ("tensorflow==2.18.0; sys_platform == 'win32' and platform_machine == 'ARM64'", True),
+    ("tensorflow==2.18.0; sys_platform == 'linux'", False),
+    ("jax[cuda12]==0.4.38; python_version < '3.9'", True),
+    ("jax[cuda12]==0.4.38; python_version >= '3.10'", False),
+    ("onnxruntime-gpu==1.20.2; sys_platform == 'darwin'", True),
+    ("onnxruntime-gpu==1.20.2; sys_platform == 'win32'", False),
+])
+def test_cf009_for_every_framework(tmp_path, line, fires):
+    assert ("CF009" in codes(tmp_path, {"requirements.txt": line + "\n"})) is fires
+
+
 def test_cf010_a_target_with_an_old_driver(tmp_path):
     files = {
         "requirements.txt": "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n",

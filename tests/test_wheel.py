@@ -40,9 +40,9 @@ def _dependency_modules():
     import click
     import packaging
     import platformdirs
-    import tomli_w
+    import tomlkit
 
-    mods = [click, packaging, platformdirs, tomli_w]
+    mods = [click, packaging, platformdirs, tomlkit]
     if sys.version_info < (3, 11):
         import tomli
 

@@ -109,6 +109,17 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
                 )
             )
             continue
+        missing = _platforms_without(pin, release)
+        if missing:
+            out.append(
+                finding(
+                    "CF002",
+                    pin.span,
+                    f"{pin.name} {pin.version} has no +{pin.local} build for {', '.join(missing)}, and its marker allows no other platform",
+                    "pick a build that exists there, or fix the marker",
+                )
+            )
+            continue
         locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
         if pin.local is not None and not variants and doc.kind not in ("uv-lock", "pylock") and not doc.no_index:
             url = matrices.torch_index.format(variant=pin.local)
@@ -146,6 +157,17 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
                 )
             )
     return out
+
+
+def _platforms_without(pin: Pin, release: TorchRelease) -> list[str]:
+    """The platforms a marked torch pin is meant for, when its build exists on none of them (the
+    data lists torch's builds per platform; the companions' are not recorded, so only torch)."""
+    if pin.name != "torch" or pin.local is None or not pin.marker:
+        return []
+    built = {p for b in release.builds if b.tag == pin.local for p in b.platforms}
+    meant = [p for p in sorted(release.platforms) if _marker_allows(pin.marker, [_machine_on(p, py) for py in sorted(release.pythons(p))])]
+    # A marker that holds nowhere is CF009's finding; one that holds where the build is, is fine.
+    return meant if meant and not built & set(meant) else []
 
 
 def _release_of(pin: Pin, matrices: Matrices, releases: dict[str, TorchRelease]) -> Optional[TorchRelease]:
@@ -332,15 +354,19 @@ def _marker_allows(marker: str, machines: list[Machine]) -> bool:
 
 
 def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    from cudafit.frameworks import PROVIDERS
+
+    # Each family's own package: its releases' platforms and Pythons are in the data.
+    families = {module.MEMBERS[0]: module for module in PROVIDERS}
     out = []
     for pin in doc.pins:
-        if pin.name != "torch" or not pin.marker:
+        if pin.name not in families or not pin.marker:
             continue
         try:
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             continue
-        matching = [r for r in matrices.torch if spec.contains(r.version, prereleases=True)]
+        matching = [r for r in families[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)]
         if not matching:
             continue
         where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
@@ -349,7 +375,7 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
                 finding(
                     "CF009",
                     pin.span,
-                    f"the marker '{pin.marker}' holds on no platform and Python that torch{pin.specifier} has a build for: it installs nowhere",
+                    f"the marker '{pin.marker}' holds on no platform and Python that {pin.name}{pin.specifier} has a build for: it installs nowhere",
                     "fix the marker, or drop the line",
                 )
             )
