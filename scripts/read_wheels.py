@@ -22,7 +22,6 @@ differences, 2 when a wheel could not be read), or with --json one JSON document
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import re
 import sys
@@ -44,6 +43,8 @@ from pypi_wheels import (  # scripts/
     wheel_url,
 )
 
+from cudafit.binaries import assigned_literal as _assigned_literal
+from cudafit.binaries import cc_of_code, find_arch_string, split_arch_list
 from cudafit.errors import DataError
 from cudafit.loader import load
 
@@ -55,9 +56,6 @@ HOST_ARCH = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64"}
 # every host; 2.12 calls it the union of the x86_64 and aarch64 build matrices).
 ALL_HOSTS = "*"
 PYTHON_LIBRARY = {"linux": "torch/lib/libtorch_python.so", "windows": "torch/lib/torch_python.dll"}
-# torch.cuda.get_arch_list() splits the CUDA_ARCH_FLAGS string compiled into torch._C: "sm_75 sm_80 compute_90".
-ARCH_STRING = re.compile(rb"(?:sm|compute)_\d+[af]?(?: (?:sm|compute)_\d+[af]?)+")
-ARCH_CODE = re.compile(r"(sm|compute)_(\d+)([af]?)")
 CUDNN_PIN = re.compile(r"nvidia-cudnn-cu\d+")
 
 CC = tuple[int, int]
@@ -66,54 +64,12 @@ CC = tuple[int, int]
 # --- parsing (pure) -------------------------------------------------------------------------
 
 
-def cc_of_code(digits: str | int) -> CC:
-    """'86' or 86 -> (8, 6); '120' -> (12, 0): the last digit is the minor."""
-    text = str(digits)
-    return int(text[:-1]), int(text[-1])
-
-
 def cc_text(cc: CC) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
 def cc_list(ccs: Iterable[CC]) -> list[str]:
     return [cc_text(cc) for cc in sorted(ccs)]
-
-
-def find_arch_string(blob: bytes) -> str | None:
-    """The longest space-separated run of sm_XY/compute_XY in a binary (None if there is none)."""
-    found = [m.group() for m in ARCH_STRING.finditer(blob)]
-    return max(found, key=len).decode("ascii") if found else None
-
-
-def split_arch_list(text: str) -> tuple[frozenset[CC], frozenset[CC]]:
-    """'sm_75 sm_90a compute_90' -> SASS {(7, 5), (9, 0)}, PTX {(9, 0)} (an a/f suffix keeps its CC)."""
-    sass: set[CC] = set()
-    ptx: set[CC] = set()
-    for kind, digits, _ in ARCH_CODE.findall(text):
-        (sass if kind == "sm" else ptx).add(cc_of_code(digits))
-    return frozenset(sass), frozenset(ptx)
-
-
-def parse_arch_string(blob: bytes) -> tuple[frozenset[CC], frozenset[CC]] | None:
-    """(SASS, PTX) compute capabilities of the arch string in a binary; None if it has none."""
-    text = find_arch_string(blob)
-    return None if text is None else split_arch_list(text)
-
-
-def _assigned_literal(source: str, name: str) -> Any:
-    """The literal value assigned to the module-level `name` (plain or annotated); KeyError if none.
-    The source is parsed, never executed."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            return ast.literal_eval(value)
-    raise KeyError(name)
 
 
 def parse_version_py(source: str) -> tuple[str, str | None]:

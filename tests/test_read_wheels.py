@@ -17,6 +17,8 @@ import pytest
 import responses
 from packaging.version import Version
 
+from cudafit.binaries import parse_arch_string
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
@@ -193,7 +195,7 @@ def agreeing_release() -> SimpleNamespace:
     ],
 )
 def test_parse_arch_string(blob, expected):
-    assert read_wheels.parse_arch_string(blob) == expected
+    assert parse_arch_string(blob) == expected
 
 
 def test_parse_code_cc_reads_literals_without_running_the_file():

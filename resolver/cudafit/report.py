@@ -5,7 +5,7 @@ from __future__ import annotations
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
 from cudafit.machine import machine_json
-from cudafit.records import Candidate, Resolution
+from cudafit.records import Candidate, Machine, Resolution
 
 
 def resolution_json(res: Resolution) -> dict:
@@ -94,7 +94,10 @@ def _evidence_json(candidate: Candidate, name: str) -> dict:
 
 
 def describe_machine(res: Resolution) -> str:
-    m = res.machine
+    return describe(res.machine)
+
+
+def describe(m: Machine) -> str:
     gpus = ", ".join(
         f"{g.name or 'GPU'} (sm_{g.compute_capability[0]}{g.compute_capability[1]})" if g.compute_capability else f"{g.name or 'GPU'} (unknown sm)"
         for g in m.gpus

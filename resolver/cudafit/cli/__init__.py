@@ -22,7 +22,10 @@ COMMANDS = {
     "resolve": ("cudafit.cli.resolve", "resolve"),
     "install": ("cudafit.cli.install", "install"),
     "check": ("cudafit.cli.check", "check"),
+    "doctor": ("cudafit.cli.doctor", "doctor"),
     "detect": ("cudafit.cli.detect", "detect"),
+    "toolkits": ("cudafit.cli.toolkits", "toolkits"),
+    "env-script": ("cudafit.cli.toolkits", "env_script"),
     "gpus": ("cudafit.cli.gpus", "gpus_command"),
     "data": ("cudafit.cli.data", "data"),
 }

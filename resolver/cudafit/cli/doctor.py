@@ -1,0 +1,41 @@
+"""`cudafit doctor`: what is wrong with this machine and a Python environment, and how to fix it."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from cudafit.cli.options import load_matrices, machine_options
+from cudafit.machine import MachineOptions
+
+
+@click.command()
+@machine_options
+@click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def doctor(described: MachineOptions, env, as_json):
+    """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
+    import os
+
+    from cudafit.detect import interpreter_version
+    from cudafit.doctor.environment import read_environment
+    from cudafit.doctor.runner import diagnose, report_json, report_text
+    from cudafit.doctor.toolkits import find_toolkits
+    from cudafit.errors import InputError
+    from cudafit.install import find_target
+    from cudafit.machine import build_machine, machine_json
+
+    matrices = load_matrices()
+    target = find_target(env)
+    python = interpreter_version(target.python)
+    if described.python and python and described.python != python:
+        raise InputError(f"--python {described.python}: the environment ({target.prefix}) runs Python {python}; doctor reads the environment as it is")
+    machine = build_machine(described._replace(python=described.python or python), matrices)
+    environment = read_environment(target.prefix, target.python, python=python or described.python)
+    report = diagnose(environment, machine, matrices, environ=os.environ, toolkits=find_toolkits(os.environ))
+    if as_json:
+        click.echo(json.dumps(report_json(report, machine_json(machine, full=True)), indent=2))
+    else:
+        click.echo(report_text(report))
+    return 0 if report.ok else 1

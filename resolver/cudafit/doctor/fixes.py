@@ -1,0 +1,77 @@
+"""The commands that repair an environment, from the resolver: the frameworks that are installed,
+solved for this machine, keeping their installed versions where a build of that version runs here,
+and the newest that runs where none does."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Optional
+
+from packaging.version import InvalidVersion, Version
+
+from cudafit.doctor.model import Environment
+from cudafit.records import Machine, Matrices, Policy, Resolution
+
+# The companions a family's spec brings along when they are installed.
+_COMPANIONS = {"torch": ("torchvision", "torchaudio")}
+
+
+class Repair:
+    """Solved once, on first use: most environments need no repair at all."""
+
+    def __init__(self, env: Environment, machine: Machine, matrices: Matrices) -> None:
+        self.env = env
+        self.machine = machine
+        self.matrices = matrices
+        self.python = shlex.quote(env.interpreter) if env.interpreter else "python"
+        self._solved: Optional[tuple[Optional[Resolution], frozenset[str]]] = None
+
+    def _specs(self, keep: frozenset[str]) -> list[str]:
+        specs = []
+        for build in self.env.builds:
+            try:
+                public = Version(build.version).public
+            except InvalidVersion:
+                public = None
+            specs.append(f"{build.family}=={public}" if build.family in keep and public else build.family)
+            specs += [c for c in _COMPANIONS.get(build.family, ()) if c in self.env.distributions]
+        return specs
+
+    def solve(self) -> tuple[Optional[Resolution], frozenset[str]]:
+        """The resolution, and the families whose installed version it keeps."""
+        if self._solved is None:
+            from cudafit.errors import InputError
+            from cudafit.solve import resolve
+
+            families = frozenset(b.family for b in self.env.builds)
+            self._solved = (None, frozenset())
+            # Keep every version; then let go of one family at a time; then of all.
+            attempts = [families] + [families - {f} for f in sorted(families)] + [frozenset()]
+            for keep in dict.fromkeys(attempts):
+                try:
+                    res = resolve(self._specs(keep), self.machine, self.matrices, Policy())
+                except InputError:
+                    continue
+                if res.ok:
+                    self._solved = (res, keep)
+                    break
+        return self._solved
+
+    def keeps(self, family: str) -> bool:
+        return family in self.solve()[1]
+
+    def commands(self) -> tuple[str, ...]:
+        from cudafit.emit import install_groups
+
+        res, _ = self.solve()
+        if res is None:
+            return ("cudafit resolve " + " ".join(shlex.quote(s) for s in self._specs(frozenset())) + " --why   # no set runs here as described; see why",)
+        out = []
+        for group in install_groups(res):
+            argv = [*shlex.split(self.python), "-m", "pip", "install"]
+            if group.index_url:
+                argv += ["--index-url", group.index_url]
+            if group.find_links:
+                argv += ["-f", group.find_links]
+            out.append(shlex.join(argv + list(group.requirements)))
+        return tuple(out)

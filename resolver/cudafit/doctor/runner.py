@@ -1,0 +1,108 @@
+"""Run every check over an environment on a machine, and say the result as text or JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping, NamedTuple, Optional
+
+from cudafit import detect
+from cudafit.doctor import checks, libraries
+from cudafit.doctor.fixes import Repair
+from cudafit.doctor.model import Environment, Finding
+from cudafit.doctor.toolkits import ToolkitInstall
+from cudafit.records import Machine, Matrices
+
+WSL_DRIVER = Path("/usr/lib/wsl/lib/libcuda.so.1")
+
+
+class Report(NamedTuple):
+    machine: Machine
+    env: Environment
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+def diagnose(
+    env: Environment,
+    machine: Machine,
+    matrices: Matrices,
+    *,
+    environ: Mapping[str, str],
+    toolkits: list[ToolkitInstall],
+    run: Optional[detect.Runner] = None,
+    exists: Callable[[Path], bool] = Path.is_file,
+) -> Report:
+    run = run or detect.run_command
+    loads = []
+    if machine.os in ("linux", "wsl") and any(b.libraries for b in env.builds):
+        cache_text = run(["ldconfig", "-p"], detect.TIMEOUT_S)
+        if cache_text.returncode != 0:
+            cache_text = run(["/sbin/ldconfig", "-p"], detect.TIMEOUT_S)
+        cache = libraries.ld_cache(cache_text.stdout if cache_text.returncode == 0 else "", machine.arch or "")
+        wheel_dirs = libraries.wheel_library_dirs(env.site_packages)
+        for build in env.builds:
+            for lib in build.libraries:
+                report = libraries.check_loading(lib, ld_library_path=environ.get("LD_LIBRARY_PATH", ""), cache=cache, wheel_dirs=wheel_dirs, exists=exists)
+                loads.append((build, report))
+    ctx = checks.Context(
+        machine=machine,
+        env=env,
+        matrices=matrices,
+        environ=environ,
+        toolkits=tuple(toolkits),
+        loads=tuple(loads),
+        repair=Repair(env, machine, matrices),
+        wsl_driver=machine.os != "wsl" or exists(Path(WSL_DRIVER)),
+    )
+    found: list[Finding] = []
+    for check in checks.CHECKS:
+        for item in check(ctx):
+            if item not in found:
+                found.append(item)
+    return Report(machine, env, tuple(found))
+
+
+def build_line(build) -> str:
+    what = {"cuda": f"CUDA {build.cuda or 'unknown'} build", "cpu": "CPU-only build", "rocm": "ROCm build"}.get(build.kind, "build not identified")
+    return f"{build.label}: {what}" + (f", cuDNN {build.cudnn}" if build.cudnn else "")
+
+
+def report_text(report: Report) -> str:
+    from cudafit.report import describe
+
+    env = report.env
+    lines = [f"machine: {describe(report.machine)}", f"environment: {env.prefix} (Python {env.python or 'unknown'})"]
+    lines += [f"  {build_line(b)}" for b in env.builds] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime GPU installed"]
+    for f in report.findings:
+        lines.append("")
+        lines.append(f"{f.code} {f.severity}: {f.message}")
+        if f.fix:
+            lines.append(f"  fix: {f.fix}")
+        lines += [f"    {c}" for c in f.commands]
+    errors = sum(f.severity == "error" for f in report.findings)
+    warnings = len(report.findings) - errors
+    lines.append("")
+    if not report.findings:
+        lines.append("No problems found.")
+    else:
+        lines.append(f"Found {errors} error{'s' * (errors != 1)} and {warnings} warning{'s' * (warnings != 1)}.")
+    return "\n".join(lines)
+
+
+def report_json(report: Report, machine_json: Optional[dict] = None) -> dict:
+    env = report.env
+    return {
+        "ok": report.ok,
+        "machine": machine_json or {},
+        "environment": {
+            "prefix": str(env.prefix),
+            "python": env.python,
+            "frameworks": [
+                {"name": b.dist, "version": b.version, "kind": b.kind, "cuda": b.cuda, "cudnn": b.cudnn, "read_from": b.read_from} for b in env.builds
+            ],
+        },
+        "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix, "commands": list(f.commands)} for f in report.findings],
+    }

@@ -1,0 +1,156 @@
+"""The CUDA toolkits on a machine (/usr/local/cuda-*, CUDA_HOME/CUDA_PATH, nvcc on PATH, a conda
+environment's nvcc), which one a CUDA extension build would use, and a shell script that selects one."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Mapping, NamedTuple, Optional
+
+from cudafit import detect
+
+_NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+
+
+class ToolkitInstall(NamedTuple):
+    version: Optional[str]  # "12.4.131"; None when no version file or nvcc said
+    root: Path
+    found_by: tuple[str, ...]  # /usr/local, CUDA_HOME, CUDA_PATH, PATH, conda
+    default: bool = False  # /usr/local/cuda points here
+
+    @property
+    def short(self) -> str:
+        return ".".join((self.version or "unknown").split(".")[:2])
+
+    def as_json(self) -> dict:
+        return {"version": self.version, "path": str(self.root), "found_by": list(self.found_by), "default": self.default}
+
+
+def nvcc_version(text: str) -> Optional[str]:
+    """The version in `nvcc --version` output ('Cuda compilation tools, release 12.4, V12.4.131')."""
+    match = _NVCC_RELEASE.search(text)
+    return match.group(2) if match else None
+
+
+def _version(root: Path, run: detect.Runner) -> Optional[str]:
+    found = detect.toolkit_version(root)
+    if found:
+        return found
+    nvcc = root / "bin" / "nvcc"
+    if nvcc.is_file():
+        result = run([str(nvcc), "--version"], detect.TIMEOUT_S)
+        if result.returncode == 0:
+            return nvcc_version(result.stdout)
+    return None
+
+
+def _is_toolkit(root: Path) -> bool:
+    return (root / "include" / "cuda_runtime.h").is_file() or (root / "version.json").is_file() or (root / "version.txt").is_file()
+
+
+USR_LOCAL = Path("/usr/local")
+
+
+def find_toolkits(environ: Mapping[str, str], *, run: detect.Runner = detect.run_command, usr_local: Optional[Path] = None) -> list[ToolkitInstall]:
+    import shutil
+
+    usr_local = USR_LOCAL if usr_local is None else usr_local
+    roots: dict[Path, list[str]] = {}
+
+    def add(root: Path, how: str) -> None:
+        try:
+            key = root.resolve()
+        except OSError:
+            return
+        if key.is_dir():
+            roots.setdefault(key, [])
+            if how not in roots[key]:
+                roots[key].append(how)
+
+    try:
+        for entry in sorted(usr_local.iterdir()):
+            if entry.name.startswith("cuda") and not entry.is_symlink():
+                add(entry, "/usr/local")
+    except OSError:
+        pass
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if environ.get(var):
+            add(Path(environ[var]), var)
+    conda = environ.get("CONDA_PREFIX")
+    if conda and (Path(conda) / "bin" / "nvcc").is_file():
+        add(Path(conda), "conda")
+    versions = {root: _version(root, run) for root in roots}
+    nvcc = shutil.which("nvcc", path=environ.get("PATH", ""))
+    if nvcc:
+        root = Path(nvcc).resolve().parent.parent
+        if _is_toolkit(root):
+            add(root, "PATH")
+            versions.setdefault(root.resolve(), _version(root, run))
+        else:
+            # A wrapper script (/usr/local/bin/nvcc running a toolkit's nvcc): its version says which.
+            result = run([nvcc, "--version"], detect.TIMEOUT_S)
+            said = nvcc_version(result.stdout) if result.returncode == 0 else None
+            same = [r for r, v in versions.items() if said and v == said]
+            if same:
+                roots[same[0]].append("PATH")
+            else:
+                roots[Path(nvcc).parent] = ["PATH"]
+                versions[Path(nvcc).parent] = said
+    default = usr_local / "cuda"
+    default_root = default.resolve() if default.is_symlink() or default.is_dir() else None
+    out = [ToolkitInstall(versions.get(root), root, tuple(how), root == default_root) for root, how in roots.items()]
+    return sorted(out, key=lambda t: (t.version is None, tuple(int(p) for p in (t.version or "0").split(".") if p.isdigit()), str(t.root)))
+
+
+def extension_toolkit(environ: Mapping[str, str], toolkits: list[ToolkitInstall]) -> Optional[ToolkitInstall]:
+    """The toolkit torch.utils.cpp_extension (and the builds of flash-attn and friends) would use:
+    CUDA_HOME or CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda."""
+    for how in ("CUDA_HOME", "CUDA_PATH", "PATH"):
+        found = next((t for t in toolkits if how in t.found_by), None)
+        if found is not None and (how != "CUDA_PATH" or "CUDA_HOME" not in environ):
+            return found
+    return next((t for t in toolkits if t.default), None)
+
+
+def pick(toolkits: list[ToolkitInstall], wanted: str) -> Optional[ToolkitInstall]:
+    """The newest toolkit whose version is `wanted` or starts with it (12.6 -> 12.6.85)."""
+    matching = [t for t in toolkits if t.version and (t.version == wanted or t.version.startswith(wanted + "."))]
+    return matching[-1] if matching else None
+
+
+def env_script(chosen: ToolkitInstall, toolkits: list[ToolkitInstall]) -> str:
+    """A POSIX shell script to source: CUDA_HOME/CUDA_PATH set to the toolkit, its bin and lib
+    folders first on PATH and LD_LIBRARY_PATH, and every entry under another toolkit taken out."""
+    root = str(chosen.root)
+    lib = "lib64" if (chosen.root / "lib64").is_dir() else "lib"
+    others = {str(t.root) for t in toolkits} | {root, "/usr/local/cuda"}
+    patterns = "|".join(f"{shlex.quote(p)}|{shlex.quote(p)}/*" for p in sorted(others))
+    return f"""# Generated by cudafit: use CUDA {chosen.version or "unknown"} at {root} in this shell.
+# Source it (. ./env.sh); it sets CUDA_HOME, CUDA_PATH, PATH and LD_LIBRARY_PATH and takes out
+# every PATH and LD_LIBRARY_PATH entry under another CUDA toolkit.
+_cudafit_keep() {{
+  _cudafit_out=
+  _cudafit_ifs=$IFS
+  IFS=:
+  set -f
+  for _cudafit_dir in $1; do
+    case "$_cudafit_dir" in
+      {patterns}) ;;
+      *) _cudafit_out="${{_cudafit_out:+$_cudafit_out:}}$_cudafit_dir" ;;
+    esac
+  done
+  set +f
+  IFS=$_cudafit_ifs
+  printf '%s' "$_cudafit_out"
+}}
+CUDA_HOME={shlex.quote(root)}
+CUDA_PATH=$CUDA_HOME
+_cudafit_rest=$(_cudafit_keep "${{PATH:-}}")
+PATH="$CUDA_HOME/bin${{_cudafit_rest:+:$_cudafit_rest}}"
+_cudafit_rest=$(_cudafit_keep "${{LD_LIBRARY_PATH:-}}")
+LD_LIBRARY_PATH="$CUDA_HOME/{lib}${{_cudafit_rest:+:$_cudafit_rest}}"
+export CUDA_HOME CUDA_PATH PATH LD_LIBRARY_PATH
+unset -f _cudafit_keep
+unset _cudafit_out _cudafit_ifs _cudafit_dir _cudafit_rest
+"""

@@ -1,0 +1,401 @@
+"""`cudafit doctor` (issue 10): every check with an environment that triggers it and one that does
+not, on described machines (the machine options of the contract) and on fake nvidia-smi outputs of
+real machines; fake environments are built by doctor_env."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+from doctor_env import CP, PY, FakeEnv, elf
+
+from cudafit import detect
+from cudafit.cli import main
+from cudafit.doctor import toolkits as toolkits_module
+
+LINUX = ["--os", "linux", "--arch", "x86_64"]
+RTX3090_535 = [*LINUX, "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"]
+RTX5090_570 = [*LINUX, "--driver", "570.124.04", "--gpu", "NVIDIA GeForce RTX 5090"]
+GTX1080_580 = [*LINUX, "--driver", "580.65.06", "--gpu", "NVIDIA GeForce GTX 1080"]
+H100_580 = [*LINUX, "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3"]
+NO_DRIVER = [*LINUX, "--driver", "none"]
+WINDOWS_4090 = ["--os", "windows", "--arch", "x86_64", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"]
+
+TORCH_29_CU128 = tuple(
+    f"{name}=={version}; platform_system == 'Linux' and platform_machine == 'x86_64'"
+    for name, version in [("nvidia-cudnn-cu12", "9.10.2.21"), ("nvidia-cublas-cu12", "12.8.4.1"), ("nvidia-cuda-runtime-cu12", "12.8.90")]
+)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_machine(monkeypatch, tmp_path):
+    """No real toolkit, loader cache or CUDA variable of the machine running the tests leaks in."""
+    for var in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(var, raising=False)
+    empty = tmp_path / "usr-local"
+    empty.mkdir()
+    monkeypatch.setattr(toolkits_module, "USR_LOCAL", empty)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr("cudafit.doctor.libraries.DEFAULT_DIRS", ())
+    real = detect.run_command
+
+    def run(cmd, timeout):
+        if cmd[0].endswith("ldconfig"):
+            return detect.RunResult(0, "")
+        return real(cmd, timeout)
+
+    monkeypatch.setattr(detect, "run_command", run)
+
+
+@pytest.fixture
+def env(tmp_path):
+    return FakeEnv(tmp_path / "venv")
+
+
+def doctor(env: FakeEnv, *machine: str, fmt: str = "--json"):
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *machine, *([fmt] if fmt else [])], catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def codes(env: FakeEnv, *machine: str) -> list[str]:
+    result = doctor(env, *machine)
+    assert result.exit_code in (0, 1), result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is (result.exit_code == 0)
+    return [f["code"] for f in data["findings"]]
+
+
+def test_healthy_environment(env):
+    env.torch("2.9.0+cu128", "12.8", TORCH_29_CU128)
+    for name, version in [("nvidia-cudnn-cu12", "9.10.2.21"), ("nvidia-cublas-cu12", "12.8.4.1"), ("nvidia-cuda-runtime-cu12", "12.8.90")]:
+        env.dist(name, version)
+    result = doctor(env, *RTX3090_535, fmt="")
+    assert result.exit_code == 0, result.output
+    assert "torch 2.9.0+cu128: CUDA 12.8 build" in result.stdout and "No problems found." in result.stdout
+
+
+def test_json_contract(env):
+    env.torch("2.9.0+cpu", None)
+    data = json.loads(doctor(env, *RTX3090_535).stdout)
+    assert set(data) >= {"ok", "machine", "findings"} and data["ok"] is False
+    assert data["machine"]["driver"] == "535.104.05"
+    assert data["environment"]["frameworks"] == [
+        {"name": "torch", "version": "2.9.0+cpu", "kind": "cpu", "cuda": None, "cudnn": None, "read_from": str(env.site / "torch/version.py")}
+    ]
+    finding = data["findings"][0]
+    assert set(finding) >= {"code", "severity", "message", "fix"}
+
+
+# -- 1. driver and GPUs ------------------------------------------------------------------------
+
+
+def test_no_driver_with_a_cuda_build(env):
+    env.torch("2.9.0+cu128", "12.8")
+    assert "DR001" in codes(env, *NO_DRIVER)
+    assert "DR001" not in codes(env, *RTX3090_535)
+
+
+def test_driver_that_does_not_answer(env, fake_smi, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8")
+    fake_smi("rtx3090-535", hang=True)
+    monkeypatch.setattr(detect, "TIMEOUT_S", 0.5)
+    found = codes(env, *LINUX)
+    assert "DR002" in found
+
+
+def test_no_gpu_visible(env, fake_smi):
+    env.torch("2.9.0+cu128", "12.8")
+    fake_smi("no-devices")
+    assert "DR003" in codes(env, *LINUX)
+    fake_smi("rtx3090-535")
+    assert "DR003" not in codes(env, *LINUX)
+
+
+def test_cuda_visible_devices_hides_every_gpu(env, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert "DR004" in codes(env, *RTX3090_535)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert "DR004" not in codes(env, *RTX3090_535)
+
+
+# -- 2. CPU builds -----------------------------------------------------------------------------
+
+
+def test_cpu_build_beside_a_gpu_keeps_the_release(env):
+    env.torch("2.9.0+cpu", None)
+    result = doctor(env, *RTX3090_535)
+    assert result.exit_code == 1
+    dr010 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR010")
+    assert "CPU-only" in dr010["message"] and "RTX 3090" in dr010["message"]
+    assert any("--index-url https://download.pytorch.org/whl/cu128 torch==2.9.0+cu128" in c for c in dr010["commands"])
+    assert "DR010" not in codes(env, *NO_DRIVER)
+
+
+def test_conda_build_without_a_tag_is_still_a_cuda_build(env):
+    env.torch("2.5.1", "12.4")
+    assert "DR010" not in codes(env, *RTX3090_535)
+
+
+def test_tensorflow_without_its_cuda_libraries(env):
+    requires = ("nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'", "nvidia-cublas-cu12==12.5.3.2; extra == 'and-cuda'")
+    env.tensorflow("2.18.0", "12.5.1", arch=("sm_60", "sm_70", "sm_80", "sm_89", "compute_90"), requires=requires, extras=("and-cuda",))
+    assert "DR011" in codes(env, *RTX3090_535)
+    env.dist("nvidia-cudnn-cu12", "9.3.0.75").dist("nvidia-cublas-cu12", "12.5.3.2")
+    assert "DR011" not in codes(env, *RTX3090_535)
+
+
+# -- 3, 4. driver floor and kernels ------------------------------------------------------------
+
+
+def test_cuda13_build_on_a_535_driver(env):
+    env.torch("2.9.0+cu130", "13.0")
+    result = doctor(env, *RTX3090_535)
+    dr020 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR020")
+    assert "580" in dr020["message"] and "535.104.05" in dr020["message"]
+    # The newest build of the same release that driver 535 runs.
+    assert any("torch==2.9.0+cu128" in c for c in dr020["commands"])
+    assert "DR020" not in codes(env, *H100_580)
+
+
+def test_no_kernel_image_from_the_data(env):
+    env.torch("2.9.0+cu126", "12.6")
+    assert "DR021" in codes(env, *RTX5090_570)  # cu126 has no sm_120
+    assert "DR021" not in codes(env, *RTX3090_535)
+
+
+def test_no_kernel_image_read_from_the_installed_library(env):
+    env.torch("2.9.0+cu130", "13.0", arch="sm_75 sm_80 sm_86 sm_90 sm_100 sm_120")
+    result = doctor(env, *GTX1080_580)
+    dr021 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR021")
+    assert "sm_61" in dr021["message"] and "its own library" in dr021["message"]
+    assert "DR021" not in codes(env, *H100_580)
+
+
+# -- 5. CUDA libraries that disagree -----------------------------------------------------------
+
+
+def test_frameworks_on_two_cuda_majors(env):
+    env.torch("2.9.0+cu130", "13.0")
+    env.tensorflow("2.18.0", "12.5.1", arch=("sm_80", "compute_90"))
+    assert "DR030" in codes(env, *H100_580)
+
+
+def test_two_cudnn_stacks(env):
+    env.torch("2.9.0+cu128", "12.8").dist("nvidia-cudnn-cu11", "8.9.7.29").dist("nvidia-cudnn-cu12", "9.10.2.21")
+    assert "DR030" in codes(env, *H100_580)
+
+
+def test_nvidia_wheel_of_the_wrong_version_or_missing(env):
+    env.torch("2.9.0+cu128", "12.8", TORCH_29_CU128).dist("nvidia-cudnn-cu12", "9.1.0.70").dist("nvidia-cuda-runtime-cu12", "12.8.90")
+    result = doctor(env, *H100_580)
+    messages = [f["message"] for f in json.loads(result.stdout)["findings"] if f["code"] == "DR031"]
+    assert any("nvidia-cudnn-cu12==9.10.2.21, but 9.1.0.70 is installed" in m for m in messages)
+    assert any("nvidia-cublas-cu12==12.8.4.1, which is not installed" in m for m in messages)
+
+
+def test_nvidia_wheels_that_fit(env):
+    env.torch("2.9.0+cu128", "12.8", TORCH_29_CU128)
+    env.dist("nvidia-cudnn-cu12", "9.10.2.21").dist("nvidia-cublas-cu12", "12.8.4.1").dist("nvidia-cuda-runtime-cu12", "12.8.90")
+    assert "DR031" not in codes(env, *H100_580)
+
+
+def test_onnxruntime_and_onnxruntime_gpu(env):
+    env.dist("onnxruntime", "1.20.1").dist("onnxruntime-gpu", "1.20.2")
+    assert "DR032" in codes(env, *H100_580)
+
+
+# -- 6. system CUDA ----------------------------------------------------------------------------
+
+
+def _toolkit(root, version):
+    (root / "bin").mkdir(parents=True)
+    (root / "lib64").mkdir()
+    (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+    nvcc = root / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s'\n" % (".".join(version.split(".")[:2]), version))
+    nvcc.chmod(0o755)
+    return root
+
+
+def test_toolkits_that_disagree(env, tmp_path, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8")
+    usr = tmp_path / "usr-local"
+    old, new = _toolkit(usr / "cuda-11.8", "11.8.89"), _toolkit(usr / "cuda-12.8", "12.8.93")
+    monkeypatch.setenv("CUDA_HOME", str(old))
+    monkeypatch.setenv("PATH", f"{new}/bin:/usr/bin:/bin")
+    found = codes(env, *H100_580)
+    assert "DR040" in found and "DR042" in found
+    result = doctor(env, *H100_580)
+    dr042 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR042")
+    assert "CUDA 11.8.89" in dr042["message"] and dr042["commands"] == ["cudafit env-script --toolkit 12.8 -o env.sh && . ./env.sh"]
+    monkeypatch.setenv("CUDA_HOME", str(new))
+    found = codes(env, *H100_580)
+    assert "DR040" not in found and "DR042" not in found
+
+
+def test_ld_library_path_shadows_the_wheel_library(env, tmp_path, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8", needed=["libcudnn.so.9", "libc10_cuda.so"])
+    env.file("torch/lib/libc10_cuda.so", elf([]))
+    env.nvidia_lib("cudnn", "libcudnn.so.9")
+    old = tmp_path / "old-cudnn"
+    old.mkdir()
+    (old / "libcudnn.so.9").write_bytes(elf([]))
+    assert "DR041" not in codes(env, *H100_580)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(old))
+    assert "DR041" in codes(env, *H100_580)
+
+
+# -- 7. libraries that will not load -----------------------------------------------------------
+
+
+def test_a_cuda_library_the_loader_cannot_find(env):
+    env.torch("2.9.0+cu128", "12.8", needed=["libcudnn.so.9", "libcublas.so.12", "libc10_cuda.so"])
+    env.file("torch/lib/libc10_cuda.so", elf([]))
+    env.nvidia_lib("cudnn", "libcudnn.so.9")
+    result = doctor(env, *H100_580)
+    dr050 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR050")
+    assert "libcublas.so.12" in dr050["message"] and "libcudnn" not in dr050["message"]
+    env.nvidia_lib("cublas", "libcublas.so.12")
+    assert "DR050" not in codes(env, *H100_580)
+
+
+def test_the_loader_cache_counts(env, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8", needed=["libcuda.so.1"])
+
+    def run(cmd, timeout):
+        return detect.RunResult(0, "2 libs found in cache `/etc/ld.so.cache'\n\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n")
+
+    assert "DR050" in codes(env, *H100_580)
+    monkeypatch.setattr(detect, "run_command", run)
+    assert "DR050" not in codes(env, *H100_580)
+
+
+# -- 8. platform dead ends ---------------------------------------------------------------------
+
+
+def test_tensorflow_gpu_on_native_windows(env):
+    env.tensorflow("2.18.0", None)
+    result = doctor(env, *WINDOWS_4090)
+    found = [f for f in json.loads(result.stdout)["findings"]]
+    assert [f["code"] for f in found] == ["DR060"] and "2.10" in found[0]["message"]
+    env2 = FakeEnv(env.prefix.parent / "other")
+    env2.tensorflow("2.10.1", "11.2", arch=("sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"))
+    assert "DR060" not in codes(env2, *WINDOWS_4090)
+
+
+def test_jax_gpu_on_native_windows(env):
+    env.dist("jax", "0.4.38").dist("jaxlib", "0.4.38")
+    assert "DR061" in codes(env, *WINDOWS_4090)
+    assert "DR061" not in codes(env, *H100_580)
+
+
+def test_wsl_without_the_driver_library(env, monkeypatch, tmp_path):
+    env.torch("2.9.0+cu128", "12.8")
+    wsl = ["--os", "wsl", "--arch", "x86_64", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"]
+    monkeypatch.setattr("cudafit.doctor.runner.WSL_DRIVER", str(tmp_path / "absent" / "libcuda.so.1"))
+    assert "DR062" in codes(env, *wsl)
+    (tmp_path / "libcuda.so.1").write_bytes(b"")
+    monkeypatch.setattr("cudafit.doctor.runner.WSL_DRIVER", str(tmp_path / "libcuda.so.1"))
+    assert "DR062" not in codes(env, *wsl)
+
+
+def test_server_builds_on_a_jetson(env):
+    jetson = ["--os", "linux", "--arch", "aarch64", "--jetson", "--driver", "540.4.0", "--compute-capability", "8.7"]
+    env.torch("2.9.0+cu128", "12.8")
+    assert "DR063" in codes(env, *jetson)
+    other = FakeEnv(env.prefix.parent / "jetson-build")
+    other.torch("2.5.0a0+872d972e41.nv24.08", "12.6")
+    assert "DR063" not in codes(other, *jetson)
+
+
+def test_blackwell_on_a_driver_older_than_570(env):
+    env.torch("2.9.0+cu128", "12.8")
+    assert "DR064" in codes(env, *LINUX, "--driver", "560.35.03", "--gpu", "NVIDIA GeForce RTX 5090")
+    assert "DR064" not in codes(env, *RTX5090_570)
+
+
+# -- 9. Python ---------------------------------------------------------------------------------
+
+
+def test_framework_installed_for_another_python(env):
+    other = "cp39" if CP != "cp39" else "cp310"
+    env.dist("torch", "2.9.0+cu128", tag=f"{other}-{other}-manylinux_2_28_x86_64")
+    env.file("torch/version.py", "__version__ = '2.9.0+cu128'\ncuda = '12.8'\n")
+    assert "DR070" in codes(env, *H100_580)
+
+
+def test_framework_for_this_python(env):
+    env.torch("2.9.0+cu128", "12.8")
+    assert "DR070" not in codes(env, *H100_580)
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+def test_a_version_file_that_does_not_parse(env):
+    env.dist("torch", "2.9.0+cu128")
+    env.file("torch/version.py", "__version__ = (\n")
+    result = doctor(env, *H100_580)
+    assert result.exit_code == 0
+    assert any(f["code"] == "DR090" and "does not parse" in f["message"] for f in json.loads(result.stdout)["findings"])
+
+
+def test_torch_without_its_version_file(env):
+    env.dist("torch", "2.9.0+cu128")
+    result = doctor(env, *H100_580)
+    assert any("broken install" in f["message"] for f in json.loads(result.stdout)["findings"])
+
+
+def test_unreadable_metadata_and_a_broken_library(env):
+    env.torch("2.9.0+cu128", "12.8")
+    (env.site / "torch-2.9.0+cu128.dist-info" / "METADATA").write_bytes(b"\xff\xfe\x00garbage")
+    env.file("torch/lib/libtorch_cuda.so", b"not an elf")
+    result = doctor(env, *H100_580)
+    assert result.exit_code in (0, 1) and "Traceback" not in result.output
+
+
+def test_not_an_environment(tmp_path):
+    result = CliRunner().invoke(main, ["doctor", "--env", str(tmp_path), *H100_580])
+    assert result.exit_code == 2 and "not an environment folder" in result.stderr
+
+
+def test_doctor_never_changes_the_environment(env):
+    env.torch("2.9.0+cpu", None)
+    before = sorted((p, p.stat().st_mtime_ns) for p in env.prefix.rglob("*"))
+    doctor(env, *RTX3090_535)
+    assert sorted((p, p.stat().st_mtime_ns) for p in env.prefix.rglob("*")) == before
+
+
+# -- toolkits and env-script -------------------------------------------------------------------
+
+
+def test_toolkits_and_env_script(tmp_path, monkeypatch):
+    usr = tmp_path / "usr-local"
+    old, new = _toolkit(usr / "cuda-11.8", "11.8.89"), _toolkit(usr / "cuda-12.6", "12.6.85")
+    (usr / "cuda").symlink_to(new)
+    listed = json.loads(CliRunner().invoke(main, ["toolkits", "--json"]).stdout)
+    assert [(t["version"], t["default"]) for t in listed["toolkits"]] == [("11.8.89", False), ("12.6.85", True)]
+    script = tmp_path / "env.sh"
+    result = CliRunner().invoke(main, ["env-script", "--toolkit", "12.6", "-o", str(script)])
+    assert result.exit_code == 0, result.output
+    shell = subprocess.run(
+        ["sh", "-c", f". {script} && printf '%s|%s|%s' \"$CUDA_HOME\" \"$PATH\" \"$LD_LIBRARY_PATH\""],
+        env={"PATH": f"{old}/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": f"{old}/lib64:/opt/other"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    home, path, ld = shell.stdout.split("|")
+    assert home == str(new)
+    assert path == f"{new}/bin:/usr/bin:/bin"
+    assert ld == f"{new}/lib64:/opt/other"
+    missing = CliRunner().invoke(main, ["env-script", "--toolkit", "10.2"])
+    assert missing.exit_code == 2 and "11.8.89" in missing.stderr
+
+
+def test_env_python_is_the_one_read(env):
+    env.torch("2.9.0+cu128", "12.8")
+    data = json.loads(doctor(env, *H100_580).stdout)
+    assert data["machine"]["python"] == PY
