@@ -402,3 +402,117 @@ def test_no_http_client_on_the_check_path(tmp_path):
     code = "import sys; from cudafit.cli import run; run(['check', '.']); print('requests' in sys.modules, 'urllib3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
     assert out.strip().splitlines()[-1] == "False False"
+
+
+# -- newcomer-test findings (issue 9 review) ---------------------------------------------------
+
+
+def test_torch_stable_find_links_page_serves_every_variant(tmp_path):
+    reqs = "-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.13.1+cu117\ntorchvision==0.14.1+cu117\n"
+    assert codes(tmp_path, {"requirements.txt": reqs}) == []
+
+
+def test_the_index_decides_the_variant_of_a_plain_pin(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1\n"
+    v100 = ("--os", "linux", "--arch", "x86_64", "--driver", "470.82.01", "--gpu", "Tesla V100-SXM2-16GB")
+    assert "CF010" in codes(tmp_path, {"requirements.txt": reqs}, *v100)
+    fine = "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.5.1\n"
+    (tmp_path / "ok").mkdir()
+    assert "CF010" not in codes(tmp_path / "ok", {"requirements.txt": fine}, *v100)
+
+
+def test_companions_from_indexes_of_two_variants(tmp_path):
+    pyproject = """
+        [project]
+        name = "x"
+        version = "0"
+        dependencies = ["torch==2.5.1", "torchvision==0.20.1"]
+        [[tool.uv.index]]
+        name = "cu124"
+        url = "https://download.pytorch.org/whl/cu124"
+        explicit = true
+        [[tool.uv.index]]
+        name = "cu118"
+        url = "https://download.pytorch.org/whl/cu118"
+        explicit = true
+        [tool.uv.sources]
+        torch = { index = "cu124" }
+        torchvision = { index = "cu118" }
+        """
+    assert "CF004" in codes(tmp_path, {"pyproject.toml": pyproject})
+    (tmp_path / "ok").mkdir()
+    assert "CF004" not in codes(tmp_path / "ok", {"pyproject.toml": pyproject.replace('index = "cu118" }', 'index = "cu124" }')})
+
+
+def test_a_cuda_pin_on_a_macos_target(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+    assert "CF010" in codes(tmp_path, {"requirements.txt": reqs}, "--os", "macos", "--arch", "aarch64")
+
+
+def test_cf009_with_a_local_pin(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu121\ntorch==2.5.1+cu121; python_version < '3.8'\n"
+    assert "CF009" in codes(tmp_path, {"requirements.txt": reqs})
+
+
+def test_cf005_an_nvidia_pin_beside_one_framework(tmp_path):
+    reqs = "tensorflow[and-cuda]==2.20.0\nnvidia-cudnn-cu12==8.9.7.29\n"
+    assert "CF005" in codes(tmp_path, {"requirements.txt": reqs})
+    (tmp_path / "ok").mkdir()
+    assert "CF005" not in codes(tmp_path / "ok", {"requirements.txt": "tensorflow[and-cuda]==2.20.0\n"})
+
+
+def test_a_release_the_data_does_not_know_hides_nothing(tmp_path):
+    reqs = (
+        "--index-url https://download.pytorch.org/whl/cu118\n--extra-index-url https://pypi.org/simple\n"
+        "torch==2.5.1+cu118\ntensorflow[and-cuda]==2.18.0\nonnxruntime-gpu==1.20.1\n"
+    )
+    found = codes(tmp_path, {"requirements.txt": reqs})
+    assert "CF013" in found and "CF005" in found
+
+
+def test_a_fact_the_data_lacks_is_a_warning_not_an_error(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu121\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cu121\njax[cuda12]==0.4.35\n"
+    found = codes(tmp_path, {"requirements.txt": reqs})
+    assert "CF005" not in found and "CF013" in found
+
+
+def test_nightly_pins_are_not_called_never_released(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/nightly/cu128\ntorch==2.9.0.dev20250801+cu128\n"
+    assert "CF002" not in codes(tmp_path, {"requirements.txt": reqs})
+
+
+def test_fix_reports_what_is_left_and_exits_0(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu121  # pinned\ntorchvision==0.20.1+cu121\n"
+    result = check(tmp_path, {"requirements.txt": reqs}, "--fix")
+    assert result.exit_code == 0, result.output
+    assert "whl/cu121" in (tmp_path / "requirements.txt").read_text()
+    assert "CF003" not in result.stdout
+
+
+def test_no_fix_on_a_hashed_line(tmp_path):
+    reqs = (
+        "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+        "torchvision==0.20.0+cu124 \\\n    --hash=sha256:" + "0" * 64 + "\n"
+    )
+    result = check(tmp_path, {"requirements.txt": reqs}, "--fix")
+    assert result.exit_code == 1 and "CF004" in result.stdout
+    assert "0.20.0" in (tmp_path / "requirements.txt").read_text()
+
+
+def test_a_file_that_cannot_be_written_stops_no_other_fix(tmp_path, monkeypatch):
+    from cudafit import fileio
+    from cudafit.errors import InputError
+
+    real = fileio.write_atomic
+
+    def write(path, text):
+        if path.name == "a.txt":
+            raise InputError(f"cannot write {path}: Read-only file system")
+        real(path, text)
+
+    monkeypatch.setattr(fileio, "write_atomic", write)
+    bad = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.0+cu124\n"
+    result = check(tmp_path, {"a.txt": bad, "b.txt": bad}, "--fix", "a.txt", "b.txt")
+    assert result.exit_code == 2 and "Read-only file system" in result.stderr
+    assert "0.20.1" in (tmp_path / "b.txt").read_text() and "0.20.0" in (tmp_path / "a.txt").read_text()
+    assert "a.txt:3:1: CF004" in result.stdout

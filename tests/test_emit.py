@@ -183,3 +183,42 @@ def test_no_format_loses_the_conda_step(spec, machine):
         result = CliRunner().invoke(main, ["resolve", spec, *machine, "--format", fmt])
         assert result.exit_code == 0, (fmt, result.output)
         assert "cudatoolkit=" in result.stdout, (fmt, result.stdout)
+
+
+def test_uv_project_pins_go_where_the_project_keeps_them(matrices):
+    """An extra (or dependency group) that names torch gets the pins; the main list is left alone."""
+    existing = (
+        '[project]\nname = "x"\nversion = "1"\nrequires-python = ">=3.8"\ndependencies = ["numpy"]\n\n'
+        '[project.optional-dependencies]\ngpu = ["torch>=2.4", "einops"]\n\n'
+        '[dependency-groups]\ndev = ["pytest", {include-group = "lint"}]\nlint = ["ruff"]\n'
+    )
+    doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
+    assert doc["project"]["dependencies"] == ["numpy"]
+    assert doc["project"]["optional-dependencies"]["gpu"] == ["einops", "torch==2.8.0+cu128"]
+    assert doc["dependency-groups"]["dev"] == ["pytest", {"include-group": "lint"}]
+    # torch 2.8.0 has wheels from Python 3.9: uv could not lock for 3.8.
+    assert doc["project"]["requires-python"] == ">=3.9"
+
+
+def test_uv_project_refuses_a_family_pin_in_a_group(matrices):
+    from cudafit.errors import InputError
+
+    existing = '[project]\nname = "x"\nversion = "1"\ndependencies = ["torch==2.8.0"]\n[dependency-groups]\ngpu = ["torchvision==0.23.0"]\n'
+    with pytest.raises(InputError, match=re.escape("[dependency-groups] gpu has 'torchvision==0.23.0'")):
+        render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing))
+
+
+def test_uv_project_keeps_the_other_platforms_routes(matrices):
+    existing = (
+        '[project]\nname = "x"\nversion = "1"\n'
+        'dependencies = ["torch==2.5.1; sys_platform == \'darwin\'", "torch==2.5.1+cu121; sys_platform == \'linux\'"]\n\n'
+        '[[tool.uv.index]]\nname = "pytorch-cu121"\nurl = "https://download.pytorch.org/whl/cu121"\nexplicit = true\n\n'
+        '[tool.uv.sources]\ntorch = [{ index = "pytorch-cu121", marker = "sys_platform == \'linux\'" }, { index = "mine", marker = "sys_platform == \'darwin\'" }]\n'
+    )
+    doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
+    assert doc["project"]["dependencies"] == ["torch==2.5.1; sys_platform == 'darwin'", "torch==2.8.0+cu128; sys_platform == 'linux'"]
+    assert doc["tool"]["uv"]["sources"]["torch"] == [
+        {"index": "mine", "marker": "sys_platform == 'darwin'"},
+        {"index": "pytorch-cu128", "marker": "sys_platform == 'linux'"},
+    ]
+    assert [i["name"] for i in doc["tool"]["uv"]["index"]] == ["pytorch-cu128"]

@@ -327,7 +327,7 @@ class Rejection(NamedTuple):
     constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint
     reason: str
     evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
-    cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, or "" (read the constraint)
+    cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, a joint rejection's Clash kind, or "" (read the constraint)
 
     @property
     def build(self) -> str:
@@ -405,6 +405,7 @@ class Resolution(NamedTuple):
     offered: tuple[tuple[Candidate, ...], ...] = ()  # every family's runnable builds, best first
     by_driver_floor: tuple[FloorAnswer, ...] = ()  # driver unknown: the answer per CUDA major's floor
     clashes: tuple[BuildClash, ...] = ()  # every offered build that clashes with the chosen set
+    pythons: frozenset[str] = frozenset()  # the Pythons every chosen release has wheels for here ("3.12")
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

@@ -244,7 +244,19 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         shared_pins=shared,
         offered=tuple(tuple(c) for _f, c in offered),
         clashes=tuple(clashes),
+        pythons=_pythons(chosen, machine, matrices),
     )
+
+
+def _pythons(chosen: list[Candidate], machine: Machine, matrices: Matrices) -> frozenset[str]:
+    """The Pythons every chosen release has wheels for on this platform (a lockfile spans them all)."""
+    common: Optional[frozenset[str]] = None
+    for c in chosen:
+        release = next((r for r in BY_FAMILY[c.family].releases(matrices) if r.version == c.version), None)
+        if release is not None:
+            mine = release.pythons(machine.platform)
+            common = mine if common is None else common & mine
+    return common or frozenset()
 
 
 def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -> tuple[list[list[Candidate]], list[Rejection]]:
@@ -300,6 +312,7 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
                                 + domains[j][0].family
                                 + " build that runs here, e.g. "
                                 + (explain.word_clash(example, name_a=False) if example else "no fit"),
+                                cause=example.kind if example else "",
                             )
                         )
                         changed = True

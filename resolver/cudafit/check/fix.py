@@ -34,8 +34,10 @@ def diff(path: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
 
 
-def apply(findings: tuple[Finding, ...], *, write: bool) -> tuple[list[Finding], str]:
-    """(the findings fixed, the unified diff of all edits); files are rewritten when `write`."""
+def apply(findings: tuple[Finding, ...], *, write: bool) -> tuple[list[Finding], str, list[str]]:
+    """(the findings fixed, the unified diff of all edits, the files that could not be written);
+    files are rewritten when `write`, each on its own: one that cannot be written stops no other."""
+    from cudafit.errors import InputError
     from cudafit.fileio import write_atomic
 
     by_path: dict[str, list[Finding]] = {}
@@ -44,12 +46,17 @@ def apply(findings: tuple[Finding, ...], *, write: bool) -> tuple[list[Finding],
             by_path.setdefault(found.edit[0].path, []).append(found)
     fixed: list[Finding] = []
     diffs = []
+    errors = []
     for path, group in sorted(by_path.items()):
         old, new, done = edited(path, group)
         if new == old:
             continue
+        if write:
+            try:
+                write_atomic(Path(path), new)
+            except InputError as exc:
+                errors.append(str(exc))
+                continue
         diffs.append(diff(path, old, new))
         fixed += done
-        if write:
-            write_atomic(Path(path), new)
-    return fixed, "".join(diffs)
+    return fixed, "".join(diffs), errors

@@ -30,6 +30,7 @@ class Pin(NamedTuple):
     group: str = ""  # "" for the main set; an extra, dependency group or include chain otherwise
     constraint: bool = False  # a -c constraints file line: limits versions, installs nothing
     extras: tuple[str, ...] = ()
+    hashed: bool = False  # pinned by --hash too: a new version needs a new hash, so no fix rewrites it
 
 
 class IndexRef(NamedTuple):

@@ -130,4 +130,7 @@ def parse_line(text: str, span: Span, group: str, constraint: bool = False) -> U
             return IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value, col=span.col + text.index(value)))
         return None
     requirement = _requirement_part(text)
-    return pins.parse(requirement, span._replace(text=requirement), group=group, constraint=constraint)
+    found = pins.parse(requirement, span._replace(text=requirement), group=group, constraint=constraint)
+    if isinstance(found, Pin) and re.search(r"(?:^|\s)--hash[=\s]", text[len(requirement) :]):
+        found = found._replace(hashed=True)
+    return found

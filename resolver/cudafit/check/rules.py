@@ -35,6 +35,7 @@ RULES = (
     Rule("CF010", "target-does-not-run", "error", "the pinned set does not run on a target machine (driver floor, no kernel image, platform)"),
     Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
+    Rule("CF013", "not-verifiable", "warning", "a pin cudafit cannot check: a release its data does not know, or a fact the check needs is unknown"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -53,9 +54,27 @@ def finding(code: str, span: Span, message: str, fix: str = "", edit: Optional[t
 
 
 def torch_variant(url: str) -> Optional[str]:
-    """The variant a PyTorch index URL serves (cu124, cpu, rocm6.2, nightly), or None for another index."""
+    """The variant a PyTorch index URL serves (cu124, cpu, rocm6.2, nightly), or None for another
+    index, and for the find-links pages (torch_stable.html) that list the builds of every variant."""
     match = _TORCH_INDEX.match(url.strip())
-    return match["variant"] if match else None
+    return match["variant"] if match and not match["variant"].endswith(".html") else None
+
+
+def serves_local_builds(url: str) -> bool:
+    """A PyTorch page pip can take +cuXXX builds from: a variant index or a find-links page."""
+    return _TORCH_INDEX.match(url.strip()) is not None
+
+
+def effective_local(doc: Document, pin: Pin) -> Optional[str]:
+    """The variant an exact pin installs: its own tag, or, for `torch==2.5.1` read only from one
+    PyTorch variant index, that index's variant (pip takes 2.5.1+cu124 there)."""
+    if pin.local is not None or pin.version is None:
+        return pin.local
+    variants = {torch_variant(u) for u in _serving(doc, pin)}
+    if len(variants) == 1 and _indexes_only(doc, pin):
+        variant = variants.pop()
+        return variant if variant not in (None, "nightly") else None
+    return None
 
 
 def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list[Finding]:
@@ -84,6 +103,8 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
     for pin in doc.pins:
         if pin.name not in TORCH_MEMBERS or pin.version is None:
             continue
+        if Version(pin.version).is_prerelease:
+            continue  # nightlies and release candidates are not in the data
         release = _release_of(pin, matrices, releases)
         if release is None:
             if pin.name == "torch" and newest is not None and Version(pin.version) < newest:
@@ -121,7 +142,8 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
             )
             continue
         locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
-        if pin.local is not None and not variants and doc.kind not in ("uv-lock", "pylock") and not doc.no_index:
+        any_page = any(serves_local_builds(u) for u in _serving(doc, pin))
+        if pin.local is not None and not variants and not any_page and doc.kind not in ("uv-lock", "pylock") and not doc.no_index:
             url = matrices.torch_index.format(variant=pin.local)
             out.append(
                 finding(
@@ -218,18 +240,18 @@ def _companions(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
                     pin.span,
                     f"{pin.name} {pin.version} is not built for torch {release.version}, which pairs with {pin.name} {wanted}",
                     f"pin {pin.name}=={wanted}",
-                    (pin.span, new) if new and not locked else None,
+                    (pin.span, new) if new and not locked and not pin.hashed else None,
                 )
             )
-        elif torch[0].local and pin.local and torch[0].local != pin.local:
+        elif (mine := effective_local(doc, pin)) and (theirs := effective_local(doc, torch[0])) and mine != theirs:
             out.append(
                 finding(
                     "CF004",
                     pin.span,
-                    f"{pin.name} +{pin.local} beside torch +{torch[0].local}: companions must be builds of one variant",
-                    f"pin {pin.name}=={pin.version}+{torch[0].local}",
-                    (pin.span, pin.span.text.replace(f"+{pin.local}", f"+{torch[0].local}"))
-                    if f"+{pin.local}" in pin.span.text and doc.kind not in ("uv-lock", "pylock")
+                    f"{pin.name} +{mine} beside torch +{theirs}: companions must be builds of one variant",
+                    f"install {pin.name}=={pin.version}+{theirs}, from the index torch comes from",
+                    (pin.span, pin.span.text.replace(f"+{mine}", f"+{theirs}"))
+                    if pin.local and f"+{mine}" in pin.span.text and not pin.hashed and doc.kind not in ("uv-lock", "pylock")
                     else None,
                 )
             )
@@ -366,7 +388,10 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             continue
-        matching = [r for r in families[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)]
+        if pin.version is not None:
+            matching = [r for r in families[pin.name].releases(matrices) if str(r.version) == pin.version]
+        else:
+            matching = [r for r in families[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)]
         if not matching:
             continue
         where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
@@ -401,41 +426,71 @@ def sets(doc: Document) -> dict[str, list[Pin]]:
     return out
 
 
+def _spec(doc: Document, pin: Pin) -> str:
+    """The spec the solver gets for a pin: its variant made explicit where the index decides it."""
+    local = effective_local(doc, pin)
+    specifier = f"=={pin.version}+{local}" if local and not pin.local and pin.version else pin.specifier
+    return f"{pin.name}{_extras(pin)}{specifier}" + (f"; {pin.marker}" if pin.marker else "")
+
+
+def _unknown_release(pin: Pin, matrices: Matrices) -> bool:
+    from cudafit.frameworks import BY_MEMBER
+
+    if pin.version is None or pin.name not in BY_MEMBER:
+        return False
+    module = BY_MEMBER[pin.name]
+    if pin.name != module.MEMBERS[0]:
+        return False
+    return not any(str(r.version) == pin.version for r in module.releases(matrices))
+
+
 def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list:
     from cudafit.errors import InputError
     from cudafit.solve import resolve
 
     out = []
     for group, members in sets(doc).items():
-        if not targets and len(_families(members)) < 2:
-            continue  # one framework and no machine: nothing to solve
+        wheels = [p for p in doc.pins if p.group in ("", group) and p.name.startswith(("nvidia-", "cuda-")) and p.version]
+        if not targets and len(_families(members)) < 2 and not wheels:
+            continue  # one framework, no CUDA wheel pinned beside it and no machine: nothing to solve
         members = [p for p in members if _brings_cuda(p, matrices)]
+        unknown = [p for p in members if _unknown_release(p, matrices)]
+        for pin in unknown:
+            said = f"{pin.name} {pin.version} is not in cudafit's data (data of {matrices.data_date}); it was left out of the checks"
+            out.append(finding("CF013", pin.span, said, "run `cudafit data update`, or check that the release exists"))
+        members = [p for p in members if p not in unknown]
         if not members:
             continue
         families = _families(members)
-        specs = [f"{p.name}{_extras(p)}{p.specifier}" + (f"; {p.marker}" if p.marker else "") for p in members]
-        policy = Policy(cpu=any(p.local == "cpu" for p in members))
-        checks: list[tuple[Optional[Target], Machine]] = [(t, t.machine) for t in targets]
-        if len(families) > 1 and not targets:
-            checks.append((None, _ANY))
+        specs = [_spec(doc, p) for p in members]
+        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members))
         where = " (" + group + ")" if group else ""
+        anchor = members[0].span
+        try:
+            anywhere = resolve(specs, _ANY, matrices, policy)
+        except InputError:
+            anywhere = None
+        if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families):
+            continue  # no release satisfies the pins at all: CF002/CF004 say which and why
+        checks: list[tuple[Optional[Target], Machine]] = [(t, t.machine) for t in targets]
+        if not targets:
+            checks.append((None, _ANY))
         for target, machine in checks:
             try:
-                res = resolve(specs, machine, matrices, policy)
+                res = anywhere if target is None else resolve(specs, machine, matrices, policy)
             except InputError:
                 continue  # every marker false on this machine: nothing to install there
-            anchor = members[0].span
+            if res is None:
+                continue
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
                 continue
-            if _pins_disagree(res, families):
-                continue  # no release satisfies the pins at all: CF002/CF004 say which and why
             cause = res.conflicts[0] if res.conflicts else "no consistent set"
             if target is None:
                 if any(r.constraint == "joint" for r in res.rejections):
-                    out.append(
-                        finding("CF005", anchor, f"these pins cannot share one environment{where}: {cause}", "pin builds of one CUDA major and cuDNN major")
-                    )
+                    code = "CF013" if _only_unknowns(res) else "CF005"
+                    fix = "" if code == "CF013" else "pin builds whose CUDA libraries can meet (one CUDA major, one cuDNN major, compatible nvidia-* pins)"
+                    out.append(finding(code, anchor, f"these pins cannot be shown to share one environment{where}: {cause}", fix))
             else:
                 out.append(
                     finding(
@@ -446,6 +501,12 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                     )
                 )
     return out
+
+
+def _only_unknowns(res) -> bool:
+    """The set fails only because the data lacks a fact (a cuDNN, a pin list), not because two facts clash."""
+    kinds = {r.cause for r in res.rejections if r.constraint == "joint"} | {c.clash.kind for c in res.clashes}
+    return bool(kinds) and kinds <= {"cudnn-unknown", "pins-unknown"}
 
 
 def _brings_cuda(pin: Pin, matrices: Matrices) -> bool:

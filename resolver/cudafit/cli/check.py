@@ -74,13 +74,18 @@ def check(
     if fix or show_diff:
         from cudafit.check.fix import apply
 
-        fixed, patch = apply(findings, write=fix)
+        fixed, patch, write_errors = apply(findings, write=fix)
         if show_diff:
             click.echo(patch, nl=False)
-        if fix:
-            findings = tuple(f for f in findings if f not in fixed)
-            if fixed:
-                click.echo(f"fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}", err=True)
+        if fix and fixed:
+            click.echo(f"fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}", err=True)
+            # What the fixes leave: the files as they are now, checked again (a fix to an index
+            # also settles the pins that disagreed with it).
+            report = check_paths(list(paths) or [Path(".")], matrices, settings, targets)
+            report = report._replace(errors=report.errors + tuple(write_errors))
+            findings = report.findings
+        elif write_errors:
+            report = report._replace(errors=report.errors + tuple(write_errors))
     errors = tuple(dict.fromkeys((config_error, *report.errors) if config_error else report.errors))
     for error in errors:
         click.echo(f"cudafit: error: {error}", err=True)

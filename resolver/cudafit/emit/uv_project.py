@@ -6,7 +6,7 @@ tomlkit edits the parsed document in place, so every other line keeps its commen
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
@@ -41,13 +41,13 @@ def _table(parent: Any, key: str, where: str, *, super_table: bool = False) -> A
     return value
 
 
-def _string_array(parent: Any, key: str, where: str) -> Array:
+def _string_array(parent: Any, key: str, where: str, *, strings: bool = True) -> Array:
     if key not in parent:
         array = tomlkit.array()
         array.multiline(True)
         parent[key] = array
     value = parent[key]
-    if not isinstance(value, Array) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, Array) or (strings and not all(isinstance(v, str) for v in value)):
         raise InputError(f"existing pyproject.toml: {where} is not a list of strings")
     return value
 
@@ -62,7 +62,7 @@ def _drop(items: Any, unwanted: Callable[[Any], bool]) -> None:
 def _replace(parent: Any, key: str, where: str, unwanted: Callable[[Any], bool], new: list[str]) -> None:
     """Drop the unwanted strings of an array and append the new ones. An array left with none of
     its own items is written afresh (tomlkit would lose the trailing comma of a emptied one)."""
-    array = _string_array(parent, key, where)
+    array = _string_array(parent, key, where, strings=False)
     if all(unwanted(item) for item in array):
         fresh = tomlkit.array()
         fresh.extend(new)
@@ -109,6 +109,86 @@ def check_project_name(name: str) -> str:
     return name
 
 
+def _marker(requirement: str) -> Optional[str]:
+    try:
+        marker = Requirement(requirement).marker
+    except InvalidRequirement:
+        return None
+    return str(marker) if marker is not None else None
+
+
+def _holds_here(resolution: Resolution) -> Callable[[str], bool]:
+    """Whether a marker holds on the machine the set was solved for (one it cannot evaluate does)."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    from cudafit.solve import marker_env
+
+    env = marker_env(resolution.machine)
+
+    def holds(text: str) -> bool:
+        try:
+            return bool(Marker(text).evaluate(env))
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            return True
+
+    return holds
+
+
+def _here_or_unmarked(requirement: str, here: Callable[[str], bool]) -> bool:
+    marker = _marker(requirement)
+    return marker is None or here(marker)
+
+
+_SYS_PLATFORM = {"linux": "linux", "wsl": "linux", "windows": "win32", "macos": "darwin"}
+
+
+def _platform_marker(resolution: Resolution) -> str:
+    platform = _SYS_PLATFORM.get(resolution.machine.os or "")
+    return f"sys_platform == '{platform}'" if platform else ""
+
+
+def _dependency_lists(doc: Any, project: Any) -> list[tuple[str, Any, str]]:
+    """(where, parent table, key) of every list that can hold our pins: [project] dependencies,
+    each optional-dependencies extra and each dependency group."""
+    lists: list[tuple[str, Any, str]] = []
+    if "dependencies" in project:
+        _string_array(project, "dependencies", "[project] dependencies")
+        lists.append(("[project] dependencies", project, "dependencies"))
+    for table, where in ((project.get("optional-dependencies"), "[project.optional-dependencies]"), (doc.get("dependency-groups"), "[dependency-groups]")):
+        if isinstance(table, dict):
+            lists += [(f"{where} {k}", table, k) for k, v in table.items() if isinstance(v, list)]
+    return lists
+
+
+def _home(doc: Any, project: Any, ours: set[str]) -> tuple[Any, str]:
+    """Where the pins go: the list that already names one of our packages (an extra such as
+    `gpu`, a dependency group), else [project] dependencies."""
+    for _where, parent, key in _dependency_lists(doc, project):
+        if any(isinstance(item, str) and _name(item) in ours for item in parent[key]):
+            return parent, key
+    _string_array(project, "dependencies", "[project] dependencies")
+    return project, "dependencies"
+
+
+def _narrow_requires_python(project: Any, resolution: Resolution) -> None:
+    """uv locks for every Python requires-python admits: below the oldest Python the pinned
+    releases have wheels for, the lock has no solution, so the lower bound is raised to it."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not resolution.pythons or not isinstance(project.get("requires-python"), str):
+        return
+    oldest = min(resolution.pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    try:
+        spec = SpecifierSet(project["requires-python"])
+    except InvalidSpecifier:
+        return
+    major, minor = (int(x) for x in oldest.split("."))
+    if not any(spec.contains(f"{major}.{m}") for m in range(minor)):
+        return
+    rest = [str(s) for s in spec if s.operator not in (">=", ">", "~=", "==") or not any(s.contains(f"{major}.{m}") for m in range(minor))]
+    project["requires-python"] = ",".join([f">={oldest}", *rest])
+
+
 def _parse(existing: str) -> tomlkit.TOMLDocument:
     # tomllib is the strict reader and names line and column; tomlkit then edits the same text.
     try:
@@ -128,12 +208,32 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if resolution.machine.python:
             project["requires-python"] = f">={resolution.machine.python}"
     ours: set[str] = {canonicalize_name(p.name) for p in resolution.packages}
-    for item in _string_array(project, "dependencies", "[project] dependencies"):
-        name = _name(item)
-        if name in FAMILY and name not in ours:
-            # A torch-family pin left behind would fight the new set: resolve it together instead.
-            raise InputError(f"existing pyproject.toml depends on {str(item)!r}; add {name} to the specs so it is resolved with the rest")
-    _replace(project, "dependencies", "[project] dependencies", lambda item: _name(item) in ours, [p.requirement for p in resolution.packages])
+    here = _holds_here(resolution)
+    home = _home(doc, project, ours)
+    elsewhere: list[str] = []  # markers of our packages' lines for other platforms, which stay
+    for where, parent, key in _dependency_lists(doc, project):
+        for item in parent[key]:
+            if not isinstance(item, str):
+                continue  # a dependency group's {include-group = ...}
+            name = _name(item)
+            marker = _marker(item)
+            if name in ours and marker and not here(marker):
+                elsewhere.append(marker)
+            elif name in FAMILY and name not in ours and (not marker or here(marker)):
+                # A torch-family pin left behind would fight the new set: resolve it together instead.
+                raise InputError(f"existing pyproject.toml: {where} has {str(item)!r}; add {name} to the specs so it is resolved with the rest")
+        if (parent, key) != home:
+            _drop(parent[key], lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here))
+    # With lines for other platforms kept, ours get a marker of their own platform.
+    suffix = f"; {_platform_marker(resolution)}" if elsewhere and _platform_marker(resolution) else ""
+    _replace(
+        home[0],
+        home[1],
+        "the list of our pins",
+        lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here),
+        [p.requirement + suffix for p in resolution.packages],
+    )
+    _narrow_requires_python(project, resolution)
 
     tool = _table(doc, "tool", "[tool]", super_table=True)
     uv = _table(tool, "uv", "[tool.uv]", super_table=True)
@@ -148,7 +248,14 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     sources = uv.get("sources", tomlkit.table())
     if not isinstance(sources, dict):
         raise InputError("existing pyproject.toml: [tool.uv.sources] is not a table")
+    # A source given per platform (a list of tables with markers) keeps the other platforms' entries.
+    kept: dict[str, Any] = {}
     for key in [k for k in sources if canonicalize_name(k) in ours]:
+        value = sources[key]
+        if isinstance(value, list):
+            others = [e for e in value if isinstance(e, dict) and e.get("marker") and not here(str(e["marker"]))]
+            if others:
+                kept[canonicalize_name(key)] = others
         del sources[key]
     for pin in resolution.packages:
         if pin.index_url is None:
@@ -162,7 +269,19 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             indexes.append(entry)
         route = tomlkit.inline_table()
         route["index"] = name
-        sources[pin.name] = route
+        others = kept.pop(canonicalize_name(pin.name), None)
+        if others:
+            route["marker"] = _platform_marker(resolution) or "true"
+            split = tomlkit.array()
+            split.extend([*others, route])
+            sources[pin.name] = split
+        else:
+            sources[pin.name] = route
+    for key, others in kept.items():
+        # Ours now comes from PyPI here; the other platforms keep their routes.
+        split = tomlkit.array()
+        split.extend(others)
+        sources[key] = split
     # Old JAX CUDA wheels live on a find-links page, which uv reads from [tool.uv] find-links.
     links = sorted({p.find_links for p in resolution.packages if p.find_links})
     if links:
@@ -173,7 +292,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         pins = [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
         _replace(uv, "constraint-dependencies", "[tool.uv] constraint-dependencies", lambda c: _name(c) in ours_pins, pins)
     # Our old PyTorch indexes go once nothing routes to them any more.
-    used = {v.get("index") for v in sources.values() if isinstance(v, dict)}
+    used = {e.get("index") for v in sources.values() for e in (v if isinstance(v, list) else [v]) if isinstance(e, dict)}
     _drop(indexes, lambda i: str(i.get("name", "")).startswith("pytorch-") and i.get("name") not in used)
     if headless and any(k is not None and not isinstance(v, (Table, AoT)) for k, v in uv.value.body):
         _blank_before_subtables(uv)
