@@ -399,3 +399,91 @@ def test_env_python_is_the_one_read(env):
     env.torch("2.9.0+cu128", "12.8")
     data = json.loads(doctor(env, *H100_580).stdout)
     assert data["machine"]["python"] == PY
+
+
+# -- --import ------------------------------------------------------------------------------------
+
+FAKE_TORCH = """
+__version__ = "{version}"
+class _Cuda:
+    @staticmethod
+    def is_available():
+        return {gpu}
+    @staticmethod
+    def device_count():
+        return 1
+    @staticmethod
+    def get_device_capability(i):
+        return (8, 6)
+    @staticmethod
+    def get_arch_list():
+        return ["sm_86"]
+class _Version:
+    cuda = "12.8"
+cuda = _Cuda()
+version = _Version()
+def ones(n, device=None):
+    return _Tensor()
+class _Tensor:
+    def __mul__(self, other):
+        return self
+    def sum(self):
+        return self
+    def item(self):
+        return 16.0
+"""
+
+
+def test_import_confirms_the_prediction(env):
+    env.torch("2.9.0+cu128", "12.8")
+    env.file("torch/__init__.py", FAKE_TORCH.format(version="2.9.0+cu128", gpu=True))
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *RTX3090_535, "--import", "--json"], catch_exceptions=False)
+    data = json.loads(result.stdout)
+    assert data["imported"] == [
+        {"framework": "torch", "gpu": True, "predicted_gpu": True,
+         "seen": {"version": "2.9.0+cu128", "cuda": "12.8", "gpu": True, "devices": ["8.6"], "arch_list": ["sm_86"], "kernel": True}}
+    ]  # fmt: skip
+    assert "DR080" not in [f["code"] for f in data["findings"]]
+
+
+def test_import_that_disagrees_is_said(env):
+    env.torch("2.9.0+cu128", "12.8")
+    env.file("torch/__init__.py", FAKE_TORCH.format(version="2.9.0+cu128", gpu=False))
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *RTX3090_535, "--import"], catch_exceptions=False)
+    assert "imported torch: sees no GPU (predicted: uses the GPU)" in result.stdout
+    assert "DR080 warning" in result.stdout
+
+
+def test_import_that_hangs_is_stopped(env):
+    env.torch("2.9.0+cu128", "12.8")
+    env.file("torch/__init__.py", "import time\ntime.sleep(30)\n")
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *RTX3090_535, "--import", "--timeout", "1"], catch_exceptions=False)
+    assert "DR081 warning: --import: importing the frameworks took longer than 1 s" in result.stdout
+
+
+def test_import_failure_is_reported(env):
+    env.torch("2.9.0+cu128", "12.8")
+    env.file("torch/__init__.py", "raise OSError('libcudnn.so.9: cannot open shared object file')\n")
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *RTX3090_535, "--import"], catch_exceptions=False)
+    assert "imported torch: import failed: OSError: libcudnn.so.9: cannot open shared object file" in result.stdout
+
+
+def test_detected_rtx5090_with_a_cu126_build(env, fake_smi):
+    """The machine read from a real RTX 5090's nvidia-smi output (driver 570)."""
+    env.torch("2.9.0+cu126", "12.6")
+    fake_smi("rtx5090-570")
+    assert "DR021" in codes(env, *LINUX)
+
+
+def test_a_python_the_release_has_no_wheels_for(env, matrices):
+    def cuda_build(release):
+        build = next(b for b in release.builds if b.kind == "cuda" and "linux-x86_64" in b.platforms)
+        return f"{release.version}+{build.tag}", f"{build.cuda.major}.{build.cuda.minor}"
+
+    cuda = [r for r in matrices.torch if any(b.kind == "cuda" and "linux-x86_64" in b.platforms and b.cuda for b in r.builds)]
+    without = next(r for r in cuda if PY not in r.pythons("linux-x86_64"))
+    env.torch(*cuda_build(without))
+    assert "DR071" in codes(env, *H100_580)
+    other = FakeEnv(env.prefix.parent / "fits")
+    other.torch(*cuda_build(next(r for r in cuda if PY in r.pythons("linux-x86_64"))))
+    assert "DR071" not in codes(other, *H100_580)

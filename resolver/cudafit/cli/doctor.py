@@ -14,7 +14,9 @@ from cudafit.machine import MachineOptions
 @machine_options
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def doctor(described: MachineOptions, env, as_json):
+@click.option("--import", "confirm", is_flag=True, help="Also import the frameworks (in a child process) to confirm what was predicted.")
+@click.option("--timeout", default=120.0, show_default=True, metavar="SECONDS", help="How long --import may take.")
+def doctor(described: MachineOptions, env, as_json, confirm, timeout):
     """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
     import os
 
@@ -34,6 +36,10 @@ def doctor(described: MachineOptions, env, as_json):
     machine = build_machine(described._replace(python=described.python or python), matrices)
     environment = read_environment(target.prefix, target.python, python=python or described.python)
     report = diagnose(environment, machine, matrices, environ=os.environ, toolkits=find_toolkits(os.environ))
+    if confirm:
+        from cudafit.doctor.runner import confirm as import_and_compare
+
+        report = import_and_compare(report, timeout)
     if as_json:
         click.echo(json.dumps(report_json(report, machine_json(machine, full=True)), indent=2))
     else:

@@ -43,6 +43,8 @@ CODES = {
     "DR064": "a driver older than the GPU",
     "DR070": "a framework installed for another Python",
     "DR071": "a Python the framework release has no build for",
+    "DR080": "--import saw something else than doctor predicted",
+    "DR081": "--import could not run",
     "DR090": "part of the environment could not be read",
 }
 
@@ -511,6 +513,38 @@ def python(ctx: Context) -> list[Finding]:
     return out
 
 
+def python_support(ctx: Context) -> list[Finding]:
+    """The environment's Python against the Pythons the installed release has wheels for (data)."""
+    from cudafit.frameworks import BY_FAMILY
+
+    py = ctx.env.python
+    if not py or ctx.machine.platform is None:
+        return []
+    out = []
+    for build in ctx.env.builds:
+        try:
+            public = Version(Version(build.version).public)
+        except InvalidVersion:
+            continue
+        release = next((r for r in BY_FAMILY[build.family].releases(ctx.matrices) if r.version == public), None)
+        if release is None:
+            continue
+        pythons = release.pythons(ctx.machine.platform)
+        if pythons and py not in pythons:
+            have = ", ".join(sorted(pythons, key=lambda p: tuple(int(x) for x in p.split("."))))
+            out.append(
+                finding(
+                    "DR071",
+                    f"{build.label} has no wheels for Python {py} on {ctx.machine.platform} (it has {have}): "
+                    "it was built from source or forced in, and is untested there.",
+                    "Use a Python its wheels cover, or a release that has wheels for this one:",
+                    ctx.repair.commands(),
+                    severity="warning",
+                )
+            )
+    return out
+
+
 def unreadable(ctx: Context) -> list[Finding]:
     return [finding("DR090", problem, severity="warning") for problem in ctx.env.problems]
 
@@ -525,5 +559,6 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     loading,
     dead_ends,
     python,
+    python_support,
     unreadable,
 )

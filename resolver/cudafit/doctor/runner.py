@@ -19,6 +19,7 @@ class Report(NamedTuple):
     machine: Machine
     env: Environment
     findings: tuple[Finding, ...]
+    observed: tuple = ()  # probe.Observed, with --import
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,17 @@ def diagnose(
     return Report(machine, env, tuple(found))
 
 
+def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None) -> Report:
+    """Import the frameworks (--import) and set what they showed beside the prediction."""
+    from cudafit.doctor import probe
+
+    observed, error = probe.run_probe(report.env, timeout, run)
+    if error:
+        return report._replace(findings=report.findings + (Finding("DR081", "warning", error),))
+    observed, disagreements = probe.compare(observed, report.findings, report.env)
+    return report._replace(findings=report.findings + tuple(disagreements), observed=tuple(observed))
+
+
 def build_line(build) -> str:
     what = {"cuda": f"CUDA {build.cuda or 'unknown'} build", "cpu": "CPU-only build", "rocm": "ROCm build"}.get(build.kind, "build not identified")
     return f"{build.label}: {what}" + (f", cuDNN {build.cudnn}" if build.cudnn else "")
@@ -82,6 +94,11 @@ def report_text(report: Report) -> str:
         if f.fix:
             lines.append(f"  fix: {f.fix}")
         lines += [f"    {c}" for c in f.commands]
+    if report.observed:
+        lines.append("")
+        for seen in report.observed:
+            predicted = "uses the GPU" if seen.predicted else "does not use the GPU"
+            lines.append(f"imported {seen.family}: {seen.said} (predicted: {predicted})")
     errors = sum(f.severity == "error" for f in report.findings)
     warnings = len(report.findings) - errors
     lines.append("")
@@ -105,4 +122,9 @@ def report_json(report: Report, machine_json: Optional[dict] = None) -> dict:
             ],
         },
         "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix, "commands": list(f.commands)} for f in report.findings],
+        **(
+            {"imported": [{"framework": o.family, "gpu": o.gpu, "predicted_gpu": o.predicted, "seen": o.raw} for o in report.observed]}
+            if report.observed
+            else {}
+        ),
     }
