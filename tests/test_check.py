@@ -516,3 +516,34 @@ def test_a_file_that_cannot_be_written_stops_no_other_fix(tmp_path, monkeypatch)
     assert result.exit_code == 2 and "Read-only file system" in result.stderr
     assert "0.20.1" in (tmp_path / "b.txt").read_text() and "0.20.0" in (tmp_path / "a.txt").read_text()
     assert "a.txt:3:1: CF004" in result.stdout
+
+
+def test_poetry_extras_and_markers_are_read(tmp_path):
+    pyproject = """
+        [tool.poetry]
+        name = "x"
+        version = "0"
+        [tool.poetry.dependencies]
+        python = "^3.11"
+        torch = { version = "2.5.1+cu118", source = "pytorch" }
+        tensorflow = { version = "2.18.0", extras = ["and-cuda"] }
+        onnxruntime-gpu = [{ version = "1.20.2", markers = "sys_platform == 'darwin'" }]
+        [[tool.poetry.source]]
+        name = "pytorch"
+        url = "https://download.pytorch.org/whl/cu118"
+        priority = "explicit"
+        """
+    found = codes(tmp_path, {"pyproject.toml": pyproject})
+    assert "CF005" in found and "CF009" in found
+
+
+def test_a_companion_that_does_not_pair_hides_no_target_finding(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.0+cu124\n"
+    v100 = ("--os", "linux", "--arch", "x86_64", "--driver", "470.82.01", "--gpu", "Tesla V100-SXM2-16GB")
+    assert {"CF004", "CF010"} <= set(codes(tmp_path, {"requirements.txt": reqs}, *v100))
+
+
+def test_a_target_finding_points_at_the_framework_that_fails(tmp_path):
+    reqs = "--index-url https://download.pytorch.org/whl/cpu\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cpu\nonnxruntime-gpu==1.20.2\n"
+    found = findings(tmp_path, {"requirements.txt": reqs}, "--os", "macos", "--arch", "aarch64")
+    assert ("requirements.txt", 4, 1, "CF010") in found

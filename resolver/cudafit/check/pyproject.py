@@ -134,26 +134,32 @@ def _poetry(poetry: dict, where: Locator, by_name: dict[str, str]) -> list[Pin]:
             tables.append((f"group {group}", table.get("dependencies")))
     out: list[Pin] = []
     for group, deps in tables:
-        for name, value in deps.items() if isinstance(deps, dict) else ():
+        for name, given in deps.items() if isinstance(deps, dict) else ():
             if name == "python":
                 continue
-            spec = value.get("version") if isinstance(value, dict) else value
-            source = value.get("source") if isinstance(value, dict) else None
-            span = where.find(spec) if isinstance(spec, str) else Span(where.path, 1, 1, "")
-            if span.line == 1 and not span.text:
-                span = _key_span(where, name)
-            version, local = _poetry_exact(spec)
-            out.append(
-                Pin(
-                    canonicalize_name(name),
-                    f"=={version}{'+' + local if local else ''}" if version else "",
-                    span,
-                    version=version,
-                    local=local,
-                    from_index=by_name.get(source) if isinstance(source, str) else None,
-                    group=group,
+            # A list is Poetry's multiple-constraints form: one entry per platform or Python.
+            for value in given if isinstance(given, list) else [given]:
+                spec = value.get("version") if isinstance(value, dict) else value
+                source = value.get("source") if isinstance(value, dict) else None
+                extras = value.get("extras") if isinstance(value, dict) else None
+                markers = value.get("markers") if isinstance(value, dict) else None
+                span = where.find(spec) if isinstance(spec, str) else Span(where.path, 1, 1, "")
+                if span.line == 1 and not span.text:
+                    span = _key_span(where, name)
+                version, local = _poetry_exact(spec)
+                out.append(
+                    Pin(
+                        canonicalize_name(name),
+                        f"=={version}{'+' + local if local else ''}" if version else "",
+                        span,
+                        version=version,
+                        local=local,
+                        marker=markers if isinstance(markers, str) and markers.strip() else None,
+                        from_index=by_name.get(source) if isinstance(source, str) else None,
+                        group=group,
+                        extras=tuple(sorted(e for e in extras if isinstance(e, str))) if isinstance(extras, list) else (),
+                    )
                 )
-            )
     return out
 
 

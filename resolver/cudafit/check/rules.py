@@ -465,13 +465,21 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
         specs = [_spec(doc, p) for p in members]
         policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members))
         where = " (" + group + ")" if group else ""
-        anchor = members[0].span
         try:
             anywhere = resolve(specs, _ANY, matrices, policy)
         except InputError:
             anywhere = None
         if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families):
-            continue  # no release satisfies the pins at all: CF002/CF004 say which and why
+            # No release satisfies the pins at all: CF002/CF004 say which and why. The frameworks
+            # themselves are still checked, without the companions that disagree.
+            members = [p for p in members if p.name in _FAMILY_PACKAGES]
+            specs = [_spec(doc, p) for p in members]
+            try:
+                anywhere = resolve(specs, _ANY, matrices, policy) if members else None
+            except InputError:
+                anywhere = None
+            if anywhere is None or (not anywhere.ok and _pins_disagree(anywhere, families)):
+                continue
         checks: list[tuple[Optional[Target], Machine]] = [(t, t.machine) for t in targets]
         if not targets:
             checks.append((None, _ANY))
@@ -486,6 +494,9 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 out += _nvidia_pins(doc, res, group)
                 continue
             cause = res.conflicts[0] if res.conflicts else "no consistent set"
+            # The finding points at the framework that has no build left, not the set's first line.
+            offered = {c.family for builds in res.offered for c in builds}
+            anchor = next((p.span for p in members if _family(p) not in offered), members[0].span)
             if target is None:
                 if any(r.constraint == "joint" for r in res.rejections):
                     code = "CF013" if _only_unknowns(res) else "CF005"
@@ -529,10 +540,18 @@ def _extras(pin: Pin) -> str:
     return f"[{','.join(pin.extras)}]" if pin.extras else ""
 
 
-def _families(members: list[Pin]) -> set[str]:
+def _family(pin: Pin) -> str:
     from cudafit.frameworks import BY_MEMBER
 
-    return {BY_MEMBER[p.name].FAMILY for p in members}
+    return str(BY_MEMBER[pin.name].FAMILY)
+
+
+def _families(members: list[Pin]) -> set[str]:
+    return {_family(p) for p in members}
+
+
+# Each family's own package (torch, tensorflow, jax, onnxruntime-gpu): what stays when companions disagree.
+_FAMILY_PACKAGES = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "onnxruntime-gpu")
 
 
 def _pins_disagree(res, families: set[str]) -> bool:
