@@ -547,3 +547,9 @@ def test_a_target_finding_points_at_the_framework_that_fails(tmp_path):
     reqs = "--index-url https://download.pytorch.org/whl/cpu\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cpu\nonnxruntime-gpu==1.20.2\n"
     found = findings(tmp_path, {"requirements.txt": reqs}, "--os", "macos", "--arch", "aarch64")
     assert ("requirements.txt", 4, 1, "CF010") in found
+
+
+@pytest.mark.parametrize("value", ['"torch"', "[1, { a = 1 }]"])
+def test_dependencies_of_the_wrong_shape(tmp_path, value):
+    found = findings(tmp_path, {"pyproject.toml": f'[project]\nname = "x"\nversion = "0"\ndependencies = {value}\n'})
+    assert ("pyproject.toml", 4, 1, "CF000") in found

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from cudafit.check import pins
 from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
 
@@ -82,20 +83,28 @@ def read(path: Path) -> Document:
         elif isinstance(pin, Problem):
             problems.append(pin)
 
+    def requirements(value: Any, key: str, where_said: str, group: str, *, tables: bool = False, constraint: bool = False) -> None:
+        """A list of requirement strings; any other shape is a finding (pip and uv refuse it)."""
+        if value is None:
+            return
+        items = value if isinstance(value, list) else [value]
+        wrong = not isinstance(value, list) or any(not isinstance(v, str) and not (tables and isinstance(v, dict)) for v in items)
+        if wrong:
+            problems.append(Problem(NOT_A_REQUIREMENT, f"{where_said} must be a list of requirement strings, not {value!r}"[:200], _key_span(where, key)))
+        for item in items:
+            add(item, group, constraint)
+
     project = _table(data, "project")
-    for value in _list(project.get("dependencies")):
-        add(value, "")
+    requirements(project.get("dependencies"), "dependencies", "[project] dependencies", "")
     optional = project.get("optional-dependencies")
     for extra, values in optional.items() if isinstance(optional, dict) else ():
-        for value in _list(values):
-            add(value, f"extra {extra}")
+        requirements(values, extra, f"[project.optional-dependencies] {extra}", f"extra {extra}")
     groups = data.get("dependency-groups")
     for group, values in groups.items() if isinstance(groups, dict) else ():
-        for value in _list(values):
-            add(value, f"group {group}")  # {include-group = ...} tables name no requirement
+        # {include-group = ...} tables name no requirement
+        requirements(values, group, f"[dependency-groups] {group}", f"group {group}", tables=True)
     for key in ("constraint-dependencies", "override-dependencies"):
-        for value in _list(uv.get(key)):
-            add(value, "", constraint=True)
+        requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True)
     found += _poetry(poetry, where, by_name)
 
     return Document(str(path), "pyproject", pins=tuple(found), indexes=tuple(indexes), problems=tuple(problems), lines={str(path): tuple(where.lines)})
