@@ -9,6 +9,9 @@
 2. Loading the data alone: warm (the cache) and cold (parse + validate the TOML).
 3. The solver on synthetic data 1x, 10x and 100x the real torch table (cost should grow
    about linearly with the number of releases).
+4. `cudafit check` over 500 generated requirement files, beside requirements-txt-fixer.
+5. `cudafit doctor --json` over a fake environment of 300 distributions with a CUDA torch whose
+   Python library is 40 MB (the arch string is read from it, as on a real install).
 """
 
 from __future__ import annotations
@@ -186,6 +189,33 @@ def bench_check(runs: int, env: dict, files: int = 500) -> tuple[float, Optional
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def bench_doctor(runs: int, env: dict) -> float:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from doctor_env import FakeEnv, elf  # tests/: the fake environments doctor's tests use
+
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-doctor-"))
+    try:
+        fake = FakeEnv(folder / "venv")
+        for i in range(300):
+            fake.dist(f"package-{i}", "1.0")
+        fake.torch("2.9.0+cu128", "12.8", needed=["libcudnn.so.9", "libcublas.so.12", "libc10_cuda.so"])
+        fake.file("torch/lib/libtorch_python.so", b"\0" * 40_000_000 + b"sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120\0")
+        fake.file("torch/lib/libc10_cuda.so", elf([]))
+        fake.nvidia_lib("cudnn", "libcudnn.so.9")
+        fake.nvidia_lib("cublas", "libcublas.so.12")
+        described = [a for a in MACHINE if a not in ("--python", "3.12")]  # the environment's own Python
+        tool = cudafit_command() + ["doctor", "--env", str(fake.prefix), *described]
+        subprocess.run(tool, stdout=subprocess.DEVNULL, env=env, check=True)
+        samples = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(tool, stdout=subprocess.DEVNULL, env=env, check=True)
+            samples.append(time.perf_counter() - start)
+        return median_ms(samples)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -200,6 +230,7 @@ def main() -> int:
         warm, cold = bench_load(args.runs)
         solver = bench_solver(args.runs)
         check_ms, fixer_ms = bench_check(max(3, args.runs // 3), env)
+        doctor_ms = bench_doctor(max(3, args.runs // 3), env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
@@ -211,6 +242,7 @@ def main() -> int:
     print(f"  data load, parse + validate    {cold:8.2f} ms")
     fixer = f", {check_ms / fixer_ms:4.2f}x requirements-txt-fixer ({fixer_ms:.1f} ms)" if fixer_ms else " (requirements-txt-fixer not installed)"
     print(f"  cudafit check, 500 files x 20 lines {check_ms:8.1f} ms   {500 / (check_ms / 1000):6.0f} files/s{fixer} (target < 1000 ms)")
+    print(f"  cudafit doctor --json, 300 dists, 40 MB library {doctor_ms:8.1f} ms   ratio {doctor_ms / bare:4.2f}x python -c pass")
     bases = {}
     for what, factor, n, ms in solver:
         base = bases.setdefault(what, ms)

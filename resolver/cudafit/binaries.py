@@ -6,6 +6,7 @@ installed environment and by the maintainer scripts on wheels read over HTTP."""
 from __future__ import annotations
 
 import ast
+import mmap
 import re
 import struct
 from pathlib import Path
@@ -47,14 +48,27 @@ def parse_arch_string(blob: bytes) -> Optional[tuple[frozenset[CC], frozenset[CC
 
 def arch_string_of_file(path: Path) -> Optional[tuple[frozenset[CC], frozenset[CC]]]:
     """parse_arch_string over a library on disk, mapped rather than read (tens of MB)."""
-    import mmap
-
     with open(path, "rb") as handle:
         if path.stat().st_size == 0:
             return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as blob:
-            found = [m.group() for m in ARCH_STRING.finditer(blob)]  # type: ignore[call-overload]
+            found = _arch_runs(blob)
     return split_arch_list(max(found, key=len).decode("ascii")) if found else None
+
+
+def _arch_runs(blob: "mmap.mmap") -> list[bytes]:
+    """Every arch-string run in a mapped file. The regex is tried only where `sm_` or `compute_`
+    starts (found at memchr speed), not at every byte of a library of tens of MB."""
+    runs: list[bytes] = []
+    for prefix in (b"sm_", b"compute_"):
+        at = blob.find(prefix)
+        while at >= 0:
+            match = ARCH_STRING.match(blob, at)  # type: ignore[call-overload]
+            if match:
+                runs.append(match.group())
+                at = match.end()
+            at = blob.find(prefix, at + 1)
+    return runs
 
 
 def assigned_literal(source: str, name: str) -> Any:

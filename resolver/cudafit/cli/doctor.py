@@ -20,7 +20,7 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
     """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
     import os
 
-    from cudafit.detect import interpreter_version
+    from cudafit.detect import interpreter_version, python_of_prefix
     from cudafit.doctor.environment import read_environment
     from cudafit.doctor.runner import diagnose, report_json, report_text
     from cudafit.doctor.toolkits import find_toolkits
@@ -30,7 +30,7 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
 
     matrices = load_matrices()
     target = find_target(env)
-    python = interpreter_version(target.python)
+    python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
     if described.python and python and described.python != python:
         raise InputError(f"--python {described.python}: the environment ({target.prefix}) runs Python {python}; doctor reads the environment as it is")
     machine = build_machine(described._replace(python=described.python or python), matrices)
