@@ -487,3 +487,16 @@ def test_a_python_the_release_has_no_wheels_for(env, matrices):
     other = FakeEnv(env.prefix.parent / "fits")
     other.torch(*cuda_build(next(r for r in cuda if PY in r.pythons("linux-x86_64"))))
     assert "DR071" not in codes(other, *H100_580)
+
+
+def test_an_older_toolkit_of_the_same_major(env, tmp_path, monkeypatch):
+    env.torch("2.9.0+cu128", "12.8")
+    usr = tmp_path / "usr-local"
+    old, new = _toolkit(usr / "cuda-12.1", "12.1.105"), _toolkit(usr / "cuda-12.8", "12.8.93")
+    monkeypatch.setenv("CUDA_HOME", str(old))
+    result = doctor(env, *H100_580)
+    dr042 = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR042"]
+    assert len(dr042) == 1 and "older than the CUDA 12.8" in dr042[0]["message"]
+    assert dr042[0]["commands"] == ["cudafit env-script --toolkit 12.8 -o env.sh && . ./env.sh"]
+    monkeypatch.setenv("CUDA_HOME", str(new))
+    assert "DR042" not in codes(env, *H100_580)

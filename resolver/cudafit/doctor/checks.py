@@ -392,7 +392,25 @@ def system_cuda(ctx: Context) -> list[Finding]:
                 severity="warning",
             )
         )
+    elif torch is not None and torch.cuda is not None and used is not None and used.version and _older_minor(used.version, torch.cuda):
+        newer = [t for t in ctx.toolkits if t.version and not _older_minor(t.version, torch.cuda) and t.version.split(".")[0] == torch.cuda.split(".")[0]]
+        out.append(
+            finding(
+                "DR042",
+                f"CUDA extensions would build with CUDA {used.version} at {used.root}, older than the CUDA {torch.cuda} of {torch.label}: "
+                "torch warns, and code that needs the newer toolkit's features or GPU architectures fails to build.",
+                "Build extensions with a toolkit at least as new:" if newer else f"Install a CUDA {torch.cuda} toolkit before building extensions.",
+                (f"cudafit env-script --toolkit {newer[-1].short} -o env.sh && . ./env.sh",) if newer else (),
+                severity="warning",
+            )
+        )
     return out
+
+
+def _older_minor(toolkit: str, cuda: str) -> bool:
+    """Same CUDA major, older minor (12.1 under a torch built with 12.8)."""
+    have, want = toolkit.split("."), cuda.split(".")
+    return have[0] == want[0] and len(have) > 1 and len(want) > 1 and int(have[1]) < int(want[1])
 
 
 # --- 7. libraries that will not load ------------------------------------------------------------
