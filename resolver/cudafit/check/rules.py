@@ -493,7 +493,8 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
                 continue
-            cause = res.conflicts[0] if res.conflicts else "no consistent set"
+            # The solver's words, without what only `resolve` offers (its --mixed-cuda) or names (its "joint:" step).
+            cause = (res.conflicts[0] if res.conflicts else "no consistent set").removeprefix("joint: ").replace(" (allow it with --mixed-cuda)", "")
             # The finding points at the framework that has no build left, not the set's first line.
             offered = {c.family for builds in res.offered for c in builds}
             anchor = next((p.span for p in members if _family(p) not in offered), members[0].span)
@@ -501,7 +502,8 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 if any(r.constraint == "joint" for r in res.rejections):
                     code = "CF013" if _only_unknowns(res) else "CF005"
                     fix = "" if code == "CF013" else "pin builds whose CUDA libraries can meet (one CUDA major, one cuDNN major, compatible nvidia-* pins)"
-                    out.append(finding(code, anchor, f"these pins cannot be shown to share one environment{where}: {cause}", fix))
+                    verb = "cannot be shown to share" if code == "CF013" else "cannot share"
+                    out.append(finding(code, anchor, f"these pins {verb} one environment{where}: {cause.replace(' that runs here', '')}", fix))
             else:
                 out.append(
                     finding(
