@@ -280,8 +280,8 @@ def test_the_loader_cache_counts(env, monkeypatch):
 def test_tensorflow_gpu_on_native_windows(env):
     env.tensorflow("2.18.0", None)
     result = doctor(env, *WINDOWS_4090)
-    found = [f for f in json.loads(result.stdout)["findings"]]
-    assert [f["code"] for f in found] == ["DR060"] and "2.10" in found[0]["message"]
+    found = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "DR060"]
+    assert len(found) == 1 and "2.10" in found[0]["message"]
     env2 = FakeEnv(env.prefix.parent / "other")
     env2.tensorflow("2.10.1", "11.2", arch=("sm_35", "sm_50", "sm_60", "sm_70", "sm_75", "compute_80"))
     assert "DR060" not in codes(env2, *WINDOWS_4090)
@@ -293,11 +293,14 @@ def test_jax_gpu_on_native_windows(env):
     assert "DR061" not in codes(env, *H100_580)
 
 
-def test_wsl_without_the_driver_library(env, monkeypatch, tmp_path):
+def test_wsl_without_the_driver_library(env, monkeypatch, tmp_path, fake_smi):
     env.torch("2.9.0+cu128", "12.8")
-    wsl = ["--os", "wsl", "--arch", "x86_64", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"]
+    fake_smi("wsl-4070laptop-566")  # the WSL machine as its nvidia-smi describes it
+    wsl = ["--os", "wsl", "--arch", "x86_64"]
     monkeypatch.setattr("cudafit.doctor.runner.WSL_DRIVER", str(tmp_path / "absent" / "libcuda.so.1"))
     assert "DR062" in codes(env, *wsl)
+    # A described WSL machine is not this one: its files are not read.
+    assert "DR062" not in codes(env, *wsl, "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090")
     (tmp_path / "libcuda.so.1").write_bytes(b"")
     monkeypatch.setattr("cudafit.doctor.runner.WSL_DRIVER", str(tmp_path / "libcuda.so.1"))
     assert "DR062" not in codes(env, *wsl)
@@ -500,3 +503,90 @@ def test_an_older_toolkit_of_the_same_major(env, tmp_path, monkeypatch):
     assert dr042[0]["commands"] == ["cudafit env-script --toolkit 12.8 -o env.sh && . ./env.sh"]
     monkeypatch.setenv("CUDA_HOME", str(new))
     assert "DR042" not in codes(env, *H100_580)
+
+
+# -- newcomer-test findings (issue 10 review) ----------------------------------------------------
+
+
+def test_when_nothing_runs_the_fix_is_a_resolve_for_this_machine(env):
+    env.torch("2.5.1+cu124", "12.4")
+    result = doctor(env, *LINUX, "--driver", "560.35.03", "--gpu", "NVIDIA GeForce RTX 5090")  # a driver older than Blackwell
+    commands = [c for f in json.loads(result.stdout)["findings"] for c in f["commands"]]
+    assert f"cudafit resolve torch --os linux --arch x86_64 --python {PY} --driver 560.35.03 --gpu 'NVIDIA GeForce RTX 5090'" in commands
+    assert not any("--why" in c for c in commands)
+
+
+def test_unknown_architectures_are_bounded_by_the_toolkit_or_said(env, matrices):
+    unknown = next(
+        (r, b) for r in matrices.torch for b in r.builds
+        if b.kind == "cuda" and b.sass is None and b.cuda is not None and b.cuda.major == 12 and b.cuda.minor <= 6 and "linux-x86_64" in b.platforms
+    )  # fmt: skip
+    release, build = unknown
+    env.torch(f"{release.version}+{build.tag}", f"{build.cuda.major}.{build.cuda.minor}")
+    # CUDA 12.6 cannot compile for sm_120: no kernels, whatever the list.
+    assert "DR021" in codes(env, *RTX5090_570)
+    # For an Ampere card it could: not known, and said.
+    assert "DR022" in codes(env, *RTX3090_535)
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/usr/bin/env"])
+def test_env_that_is_a_file_but_no_python(target):
+    result = CliRunner().invoke(main, ["doctor", "--env", target, *H100_580])
+    assert result.exit_code == 2 and "not a Python interpreter" in result.stderr
+
+
+def test_env_with_a_broken_python_link(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(tmp_path / "gone" / "python3")
+    result = CliRunner().invoke(main, ["doctor", "--env", str(tmp_path), *H100_580])
+    assert result.exit_code == 2 and "broken link" in result.stderr
+
+
+def test_dr040_names_a_toolkit_that_is_installed(env, tmp_path, monkeypatch):
+    env.torch("2.7.1+cu126", "12.6")
+    usr = tmp_path / "usr-local"
+    a, b = _toolkit(usr / "cuda-12.4", "12.4.131"), _toolkit(usr / "cuda-11.8", "11.8.89")
+    monkeypatch.setenv("CUDA_HOME", str(a))
+    monkeypatch.setenv("PATH", f"{b}/bin:/usr/bin:/bin")
+    dr040 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR040")
+    assert dr040["commands"] == ["cudafit env-script --toolkit 12.4 -o env.sh && . ./env.sh"]
+
+
+def test_dr050_reinstalls_the_wheel_whose_files_are_gone(env):
+    env.torch("2.5.1+cu124", "12.4", needed=["libcublas.so.12"])
+    env.dist("nvidia-cublas-cu12", "12.4.5.8")
+    dr050 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR050")
+    assert dr050["commands"] == [f"{env.prefix}/bin/python -m pip install --force-reinstall --no-deps nvidia-cublas-cu12==12.4.5.8"]
+
+
+def test_dr032_keeps_the_installed_version(env):
+    env.dist("onnxruntime", "1.20.1").dist("onnxruntime-gpu", "1.20.1")
+    dr032 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR032")
+    assert dr032["commands"][-1].endswith("pip install onnxruntime-gpu==1.20.1")
+
+
+def test_two_cuda_majors_with_onnxruntime(env):
+    env.torch("2.9.0+cu130", "13.0").dist("onnxruntime-gpu", "1.19.2")
+    assert "DR030" in codes(env, *H100_580)
+
+
+def test_damaged_metadata_is_said(env):
+    env.torch("2.9.0+cu128", "12.8")
+    (env.site / "torch-2.9.0+cu128.dist-info" / "METADATA").write_bytes(bytes(range(256)) * 4)
+    (env.site / "torchvision.dist-info").mkdir()
+    messages = [f["message"] for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR090"]
+    assert any("metadata is damaged" in m for m in messages) and any("torchvision.dist-info has no version" in m for m in messages)
+
+
+def test_import_failure_is_an_error(env):
+    env.torch("2.9.0+cu128", "12.8")
+    env.file("torch/__init__.py", "raise ImportError('libcudnn.so.9: cannot open shared object file')\n")
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), "--import", "--json", *LINUX], catch_exceptions=False)
+    data = json.loads(result.stdout)
+    assert result.exit_code == 1 and data["ok"] is False
+    assert [f["code"] for f in data["findings"] if f["code"].startswith("DR08")] == ["DR082"]
+
+
+def test_timeout_must_be_positive(env):
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), "--import", "--timeout", "0"])
+    assert result.exit_code == 2

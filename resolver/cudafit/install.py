@@ -3,6 +3,8 @@ what got installed. Commands are argument lists (no shell), printed before they 
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -25,12 +27,17 @@ def find_target(env: Optional[str]) -> Target:
     if env:
         path = Path(env)
         if path.is_file():
+            # An interpreter: python, python3, python3.12, python.exe; any other file is not one.
+            if not re.fullmatch(r"python(\d+(\.\d+)?)?(\.exe)?", path.name.lower()) or not os.access(path, os.X_OK):
+                raise InputError(f"--env {env!r}: a file, but not a Python interpreter (give the environment's folder or its bin/python)")
             prefix = path.parent.parent if path.parent.name in ("bin", "Scripts") else path.parent
             return Target(str(path), prefix)
         if path.is_dir():
             for exe in (path / "bin" / "python", path / "Scripts" / "python.exe", path / "python.exe"):
                 if exe.exists():
                     return Target(str(exe), path)
+                if exe.is_symlink():
+                    raise InputError(f"--env {env!r}: {exe} is a broken link (the Python it pointed to is gone); recreate the environment")
         raise InputError(f"--env {env!r}: not an environment folder (no bin/python inside) or a Python interpreter")
     active = detect.target_prefix()
     if active is not None:

@@ -15,7 +15,7 @@ from cudafit.machine import MachineOptions
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--import", "confirm", is_flag=True, help="Also import the frameworks (in a child process) to confirm what was predicted.")
-@click.option("--timeout", default=120.0, show_default=True, metavar="SECONDS", help="How long --import may take.")
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS", help="How long --import may take.")
 def doctor(described: MachineOptions, env, as_json, confirm, timeout):
     """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
     import os
@@ -41,7 +41,8 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
 
         report = import_and_compare(report, timeout)
     if as_json:
-        click.echo(json.dumps(report_json(report, machine_json(machine, full=True)), indent=2))
+        described_json = {k: v for k, v in machine_json(machine, full=True).items() if k not in ("toolkits", "frameworks")}  # the environment's, below
+        click.echo(json.dumps(report_json(report, described_json), indent=2))
     else:
         click.echo(report_text(report))
     return 0 if report.ok else 1

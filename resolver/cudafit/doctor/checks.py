@@ -6,6 +6,7 @@ comes from the resolver (fixes.py)."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional
 
@@ -14,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit import rules
 from cudafit.doctor.environment import requirements_for
-from cudafit.doctor.fixes import Repair
+from cudafit.doctor.fixes import Repair, machine_args
 from cudafit.doctor.libraries import DRIVER_LIBRARY, LoadReport
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
 from cudafit.doctor.toolkits import ToolkitInstall, extension_toolkit
@@ -29,6 +30,7 @@ CODES = {
     "DR011": "TensorFlow without its CUDA libraries",
     "DR020": "a build whose CUDA needs a newer driver",
     "DR021": "a build without kernels for the GPU",
+    "DR022": "a build whose GPU architectures are unknown",
     "DR030": "frameworks on different CUDA or cuDNN majors",
     "DR031": "nvidia-* wheels that do not satisfy a framework",
     "DR032": "onnxruntime and onnxruntime-gpu in one environment",
@@ -45,6 +47,7 @@ CODES = {
     "DR071": "a Python the framework release has no build for",
     "DR080": "--import saw something else than doctor predicted",
     "DR081": "--import could not run",
+    "DR082": "a framework that fails to import",
     "DR090": "part of the environment could not be read",
 }
 
@@ -103,6 +106,19 @@ def cuda_of(ctx: Context, build: InstalledBuild) -> Optional[Version]:
         return Version(build.cuda)
     known = data_build(ctx, build)
     return known.cuda if known is not None else None
+
+
+def cuda_major(ctx: Context, build: InstalledBuild) -> Optional[str]:
+    """The CUDA major of a build: its files', else the data's CUDA, else the data's flavour (cu12)."""
+    if build.cuda:
+        return build.cuda.split(".")[0]
+    known = data_build(ctx, build)
+    if known is None:
+        return None
+    if known.cuda is not None:
+        return str(known.cuda.major)
+    match = re.fullmatch(r"cu(\d+)", known.tag)
+    return match.group(1) if match and len(match.group(1)) <= 2 else None
 
 
 # --- 1. the driver and the GPUs ---------------------------------------------------------------
@@ -229,16 +245,27 @@ def kernels(ctx: Context) -> list[Finding]:
         cuda = cuda_of(ctx, build)
         known = data_build(ctx, build)
         sass, ptx = (build.sass, build.ptx) if build.sass is not None else ((known.sass, known.ptx) if known is not None else (None, None))
-        if cuda is None or sass is None:
+        if cuda is None:
             continue
+        # An arch list nobody recorded is still bounded by what its CUDA toolkit can compile.
         verdict, _jit = rules.check_arch(ctx.matrices, m, cuda, sass, ptx)
         if verdict.ok:
+            if verdict.warning and sass is None:
+                out.append(
+                    finding(
+                        "DR022",
+                        f"Which GPU architectures {build.label} carries is not known to cudafit, so whether it has kernels for {_gpus(ctx)} was not checked.",
+                        "Run `cudafit doctor --import` to try it, or install a build whose architectures are known:",
+                        ctx.repair.commands(),
+                        severity="warning",
+                    )
+                )
             continue
-        where = "its own library" if build.sass is not None else "cudafit's data"
+        where = "its own library" if build.sass is not None else "cudafit's data" if sass is not None else "the limits of its CUDA toolkit"
         out.append(
             finding(
                 "DR021",
-                f"{build.label} has no kernels for {_gpus(ctx)} ({verdict.reason}; read from {where}): "
+                f"{build.label} has no kernels for this GPU ({verdict.reason}; read from {where}): "
                 "CUDA fails with 'no kernel image is available for execution on the device'.",
                 "Install a build compiled for this GPU:",
                 ctx.repair.commands(),
@@ -255,7 +282,7 @@ _SUFFIX = re.compile(r"-cu(\d+)$")
 
 def cuda_stacks(ctx: Context) -> list[Finding]:
     out = []
-    majors = {b.label: str(c.major) for b in _cuda_builds(ctx) for c in [cuda_of(ctx, b)] if c is not None}
+    majors = {b.label: major for b in _cuda_builds(ctx) for major in [cuda_major(ctx, b)] if major is not None}
     if len(set(majors.values())) > 1:
         said = ", ".join(f"{label} (CUDA {major})" for label, major in majors.items())
         out.append(
@@ -306,7 +333,10 @@ def cuda_stacks(ctx: Context) -> list[Finding]:
                 "onnxruntime and onnxruntime-gpu are both installed; they share one package folder, "
                 "so whichever was installed last wins and the CUDA provider may be gone.",
                 "Remove both and reinstall only onnxruntime-gpu:",
-                (f"{ctx.repair.python} -m pip uninstall -y onnxruntime onnxruntime-gpu",) + ctx.repair.commands(),
+                (
+                    f"{ctx.repair.python} -m pip uninstall -y onnxruntime onnxruntime-gpu",
+                    f"{ctx.repair.python} -m pip install onnxruntime-gpu=={ctx.env.distributions['onnxruntime-gpu'].version}",
+                ),
             )
         )
     return out
@@ -353,7 +383,10 @@ def system_cuda(ctx: Context) -> list[Finding]:
     if len({t.root for t in named.values()}) > 1:
         said = "; ".join(f"{k}: CUDA {t.version or 'unknown'} at {t.root}" for k, t in named.items())
         torch_cuda = next((b.cuda for b in _cuda_builds(ctx) if b.family == "torch" and b.cuda), None)
-        pick = torch_cuda or next(iter(named.values())).short
+        # The installed toolkit nearest torch's CUDA: its own version, else the newest of its major.
+        fits = [t for t in ctx.toolkits if t.version and torch_cuda and t.version.split(".")[0] == torch_cuda.split(".")[0]]
+        exact = [t for t in fits if torch_cuda and t.short == torch_cuda]
+        pick = (exact or fits or list(named.values()))[-1].short
         out.append(
             finding(
                 "DR040",
@@ -432,7 +465,18 @@ def loading(ctx: Context) -> list[Finding]:
                     "Reinstall the NVIDIA driver's user-space libraries, or add their folder to the loader's path (ldconfig).",
                 )
             )
-        if libs:
+        owners = _owning_wheels(ctx, libs)
+        if libs and owners:
+            out.append(
+                finding(
+                    "DR050",
+                    f"{report.library.name} of {build.label} needs {', '.join(libs)}, which the loader cannot find (ldd would say 'not found'), "
+                    f"though {', '.join(owners)} is installed: its files are missing.",
+                    "Reinstall those wheels:",
+                    (f"{ctx.repair.python} -m pip install --force-reinstall --no-deps {' '.join(shlex.quote(o) for o in owners)}",),
+                )
+            )
+        elif libs:
             out.append(
                 finding(
                     "DR050",
@@ -441,6 +485,31 @@ def loading(ctx: Context) -> list[Finding]:
                     ctx.repair.commands(),
                 )
             )
+    return out
+
+
+# The library each nvidia-* wheel ships (libcublas.so.12 comes with nvidia-cublas-cu12, or with
+# nvidia-cublas for CUDA 13).
+_LIBRARY_WHEEL = {
+    "libcublas": "nvidia-cublas", "libcublasLt": "nvidia-cublas", "libcudnn": "nvidia-cudnn", "libcudart": "nvidia-cuda-runtime",
+    "libcufft": "nvidia-cufft", "libcurand": "nvidia-curand", "libcusparse": "nvidia-cusparse", "libcusolver": "nvidia-cusolver",
+    "libnccl": "nvidia-nccl", "libnvrtc": "nvidia-cuda-nvrtc", "libnvJitLink": "nvidia-nvjitlink", "libcupti": "nvidia-cuda-cupti",
+    "libcusparseLt": "nvidia-cusparselt", "libcufile": "nvidia-cufile", "libnvshmem_host": "nvidia-nvshmem",
+}  # fmt: skip
+
+
+def _owning_wheels(ctx: Context, sonames: list[str]) -> list[str]:
+    """name==version of the installed nvidia-* wheels that should hold these libraries."""
+    out = []
+    for soname in sonames:
+        base = _LIBRARY_WHEEL.get(soname.split(".so")[0])
+        if base is None:
+            continue
+        for name, dist in ctx.env.distributions.items():
+            if name == base or (name.startswith(base + "-cu") and name[len(base) + 3 :].isdigit()):
+                pinned = f"{name}=={dist.version}"
+                if pinned not in out:
+                    out.append(pinned)
     return out
 
 
@@ -461,12 +530,17 @@ def dead_ends(ctx: Context) -> list[Finding]:
     tf = next((b for b in ctx.env.builds if b.family == "tensorflow"), None)
     last = _tf_windows_end(ctx)
     if m.os == "windows" and m.gpus and tf is not None and last is not None and Version(Version(tf.version).public) > last:
+        from cudafit.frameworks import BY_FAMILY
+
+        old_release = next(r for r in BY_FAMILY["tensorflow"].releases(ctx.matrices) if r.version == last)
+        pythons = sorted(old_release.pythons("windows-x86_64"), key=lambda p: tuple(int(x) for x in p.split(".")))
+        python_note = f" (it has wheels for Python {pythons[0]}-{pythons[-1]} only)" if pythons and ctx.env.python not in pythons else ""
         out.append(
             finding(
                 "DR060",
                 f"{tf.label} on native Windows has no GPU support: the last TensorFlow with CUDA on native Windows is {last}.",
-                f"Use TensorFlow under WSL2 (pip install tensorflow[and-cuda] there), "
-                f"or TensorFlow {last} with its conda CUDA runtime: cudafit resolve 'tensorflow<={last}'.",
+                f"Use TensorFlow under WSL2 (pip install 'tensorflow[and-cuda]' there), or TensorFlow {last} with its conda CUDA runtime{python_note}:",
+                (shlex.join(["cudafit", "resolve", f"tensorflow<={last}", *machine_args(m)]),),
             )
         )
     jax = next((b for b in ctx.env.builds if b.family == "jax"), None)
@@ -479,7 +553,7 @@ def dead_ends(ctx: Context) -> list[Finding]:
                 severity="warning",
             )
         )
-    if m.os == "wsl" and not ctx.wsl_driver:
+    if m.os == "wsl" and m.detected and not ctx.wsl_driver:
         out.append(
             finding(
                 "DR062",
@@ -501,7 +575,7 @@ def dead_ends(ctx: Context) -> list[Finding]:
             )
     too_old = rules.check_gpu_support_by_driver(ctx.matrices, m)
     if too_old is not None:
-        out.append(finding("DR064", f"The {too_old[0].upper()}{too_old[1:]}: no CUDA program can use that GPU.", "Install a newer NVIDIA driver."))
+        out.append(finding("DR064", f"The {too_old}: no CUDA program can use that GPU.", "Install a newer NVIDIA driver."))
     return out
 
 

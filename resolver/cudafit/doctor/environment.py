@@ -81,6 +81,7 @@ def _distributions(sites: list[Path], problems: list[str]) -> dict[str, Distribu
             name, _, rest = entry.stem.partition("-")
             version = rest.split("-py", 1)[0] if entry.suffix == ".egg-info" else rest
             if not version:
+                problems.append(f"{entry} has no version in its name: a broken install of {name}; reinstall it")
                 continue
             key = canonicalize_name(name)
             if key in found:
@@ -107,6 +108,8 @@ def _read_metadata(dist: Distribution, problems: list[str]) -> Distribution:
     except ValueError as exc:
         problems.append(f"{metadata} does not parse ({exc}); {dist.name}'s requirements not checked")
         return dist
+    if not raw.get("name") or not raw.get("version"):
+        problems.append(f"{metadata} has no readable Name and Version: {dist.name}'s metadata is damaged; reinstall it")
     tags: tuple[str, ...] = ()
     wheel = dist.path / "WHEEL"
     if wheel.is_file():

@@ -65,7 +65,8 @@ class Repair:
 
         res, _ = self.solve()
         if res is None:
-            return ("cudafit resolve " + " ".join(shlex.quote(s) for s in self._specs(frozenset())) + " --why   # no set runs here as described; see why",)
+            # Nothing runs here: the resolve that says why, for this machine as doctor saw it.
+            return (shlex.join(["cudafit", "resolve", *self._specs(frozenset()), *machine_args(self.machine)]),)
         out = []
         for group in install_groups(res):
             argv = [*shlex.split(self.python), "-m", "pip", "install"]
@@ -75,3 +76,21 @@ class Repair:
                 argv += ["-f", group.find_links]
             out.append(shlex.join(argv + list(group.requirements)))
         return tuple(out)
+
+
+def machine_args(machine: Machine) -> list[str]:
+    """The machine options that describe `machine` to another cudafit command."""
+    args = []
+    for option, value in (("--os", machine.os), ("--arch", machine.arch), ("--python", machine.python)):
+        if value:
+            args += [option, value]
+    if machine.driver_known:
+        args += ["--driver", machine.driver or "none"]
+    for gpu in machine.gpus:
+        if gpu.name:
+            args += ["--gpu", gpu.name]
+        elif gpu.compute_capability:
+            args += ["--compute-capability", f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"]
+    if machine.jetson:
+        args.append("--jetson")
+    return args

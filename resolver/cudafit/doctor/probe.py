@@ -106,6 +106,17 @@ def compare(observed: list[Observed], findings: tuple[Finding, ...], env: Enviro
     extra = []
     for seen in observed:
         build = next(b for b in env.builds if b.family == seen.family)
+        if "error" in seen.raw:
+            out.append(seen._replace(predicted=build.kind == "cuda"))
+            extra.append(
+                Finding(
+                    "DR082",
+                    "error",
+                    f"{build.label} fails to import: {seen.raw['error']}.",
+                    "Reinstall it (the commands above, or `cudafit install`); an error naming a .so file is a library the loader cannot find.",
+                )
+            )
+            continue
         blamed = any(f.severity == "error" and build.label in f.message for f in findings)
         predicted = build.kind == "cuda" and not blamed and not any(f.code in _MACHINE_WIDE for f in findings)
         seen = seen._replace(predicted=predicted)
