@@ -592,7 +592,7 @@ def python(ctx: Context) -> list[Finding]:
         dist = ctx.env.distributions.get(canonicalize_name(build.dist))
         if dist is None or not dist.tags:
             continue
-        interpreters = {t.split("-")[0] for t in dist.tags}
+        interpreters = {tag.interpreter for text in dist.tags for tag in _tags(text)}
         if all(i.startswith("cp3") for i in interpreters) and want not in interpreters:
             out.append(
                 finding(
@@ -603,6 +603,15 @@ def python(ctx: Context) -> list[Finding]:
                 )
             )
     return out
+
+
+def _tags(text: str) -> frozenset:
+    from packaging.tags import parse_tag
+
+    try:
+        return parse_tag(text)
+    except ValueError:
+        return frozenset()
 
 
 def python_support(ctx: Context) -> list[Finding]:
