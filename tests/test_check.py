@@ -545,7 +545,7 @@ def test_a_companion_that_does_not_pair_hides_no_target_finding(tmp_path):
 
 def test_a_target_finding_points_at_the_framework_that_fails(tmp_path):
     reqs = "--index-url https://download.pytorch.org/whl/cpu\n--extra-index-url https://pypi.org/simple\ntorch==2.5.1+cpu\nonnxruntime-gpu==1.20.2\n"
-    found = findings(tmp_path, {"requirements.txt": reqs}, "--os", "macos", "--arch", "aarch64")
+    found = findings(tmp_path, {"requirements.txt": reqs}, "--os", "macos", "--arch", "aarch64", "--python", "3.12")
     assert ("requirements.txt", 4, 1, "CF010") in found
 
 
