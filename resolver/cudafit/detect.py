@@ -313,10 +313,17 @@ def installed_distributions(prefix: Optional[Path]) -> dict[str, str]:
         for entry in entries:
             if entry.suffix != ".dist-info":
                 continue
-            name, _, version = entry.stem.partition("-")
+            name, version = metadata_folder_name(entry)
             if version:
                 found.setdefault(canonicalize_name(name), version)
     return found
+
+
+def metadata_folder_name(entry: Path) -> tuple[str, str]:
+    """(name, version) of a `NAME-VERSION.dist-info` or `NAME-VERSION-pyX.Y.egg-info` folder; the
+    version is "" where the name carries none."""
+    name, _, rest = entry.stem.partition("-")
+    return name, rest.split("-py", 1)[0] if entry.suffix == ".egg-info" else rest
 
 
 def detect_toolkits() -> list[dict]:

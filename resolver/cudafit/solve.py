@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit import explain, pins, rules
 from cudafit.errors import InputError
-from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN
+from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN, release_of
 from cudafit.records import BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 
@@ -252,7 +252,7 @@ def _pythons(chosen: list[Candidate], machine: Machine, matrices: Matrices) -> f
     """The Pythons every chosen release has wheels for on this platform (a lockfile spans them all)."""
     common: Optional[frozenset[str]] = None
     for c in chosen:
-        release = next((r for r in BY_FAMILY[c.family].releases(matrices) if r.version == c.version), None)
+        release = release_of(c.family, c.version, matrices)
         if release is not None:
             mine = release.pythons(machine.platform)
             common = mine if common is None else common & mine

@@ -64,6 +64,7 @@ class Context(NamedTuple):
 
 
 def finding(code: str, message: str, fix: str = "", commands: tuple[str, ...] = (), severity: str = "error") -> Finding:
+    assert code in CODES, code  # every code is listed (and documented in the README table)
     return Finding(code, severity, message, fix, commands)
 
 
@@ -78,14 +79,13 @@ def _cuda_builds(ctx: Context) -> list[InstalledBuild]:
 def data_build(ctx: Context, build: InstalledBuild) -> Optional[Build]:
     """The data's record of an installed build: its release, then the build of that kind (and tag,
     or CUDA major) on this platform."""
-    from cudafit.frameworks import BY_FAMILY
+    from cudafit.frameworks import release_of
 
     try:
         version = Version(build.version)
     except InvalidVersion:
         return None
-    public = Version(version.public)
-    release = next((r for r in BY_FAMILY[build.family].releases(ctx.matrices) if r.version == public), None)
+    release = release_of(build.family, Version(version.public), ctx.matrices)
     if release is None:
         return None
     platform = ctx.machine.platform
@@ -530,11 +530,11 @@ def dead_ends(ctx: Context) -> list[Finding]:
     tf = next((b for b in ctx.env.builds if b.family == "tensorflow"), None)
     last = _tf_windows_end(ctx)
     if m.os == "windows" and m.gpus and tf is not None and last is not None and Version(Version(tf.version).public) > last:
-        from cudafit.frameworks import BY_FAMILY
+        from cudafit.frameworks import release_of
+        from cudafit.frameworks.base import python_range
 
-        old_release = next(r for r in BY_FAMILY["tensorflow"].releases(ctx.matrices) if r.version == last)
-        pythons = sorted(old_release.pythons("windows-x86_64"), key=lambda p: tuple(int(x) for x in p.split(".")))
-        python_note = f" (it has wheels for Python {pythons[0]}-{pythons[-1]} only)" if pythons and ctx.env.python not in pythons else ""
+        pythons = release_of("tensorflow", last, ctx.matrices).pythons("windows-x86_64")
+        python_note = f" (it has wheels for Python {python_range(pythons)} only)" if pythons and ctx.env.python not in pythons else ""
         out.append(
             finding(
                 "DR060",
@@ -616,7 +616,8 @@ def _tags(text: str) -> frozenset:
 
 def python_support(ctx: Context) -> list[Finding]:
     """The environment's Python against the Pythons the installed release has wheels for (data)."""
-    from cudafit.frameworks import BY_FAMILY
+    from cudafit.frameworks import release_of
+    from cudafit.frameworks.base import python_key
 
     py = ctx.env.python
     if not py or ctx.machine.platform is None:
@@ -627,12 +628,12 @@ def python_support(ctx: Context) -> list[Finding]:
             public = Version(Version(build.version).public)
         except InvalidVersion:
             continue
-        release = next((r for r in BY_FAMILY[build.family].releases(ctx.matrices) if r.version == public), None)
+        release = release_of(build.family, public, ctx.matrices)
         if release is None:
             continue
         pythons = release.pythons(ctx.machine.platform)
         if pythons and py not in pythons:
-            have = ", ".join(sorted(pythons, key=lambda p: tuple(int(x) for x in p.split("."))))
+            have = ", ".join(sorted(pythons, key=python_key))
             out.append(
                 finding(
                     "DR071",

@@ -78,8 +78,7 @@ def _distributions(sites: list[Path], problems: list[str]) -> dict[str, Distribu
         for entry in entries:
             if entry.suffix not in (".dist-info", ".egg-info"):
                 continue
-            name, _, rest = entry.stem.partition("-")
-            version = rest.split("-py", 1)[0] if entry.suffix == ".egg-info" else rest
+            name, version = detect.metadata_folder_name(entry)
             if not version:
                 problems.append(f"{entry} has no version in its name: a broken install of {name}; reinstall it")
                 continue

@@ -177,7 +177,9 @@ def _narrow_requires_python(project: Any, resolution: Resolution) -> None:
 
     if not resolution.pythons or not isinstance(project.get("requires-python"), str):
         return
-    oldest = min(resolution.pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    from cudafit.frameworks.base import python_key
+
+    oldest = min(resolution.pythons, key=python_key)
     try:
         spec = SpecifierSet(project["requires-python"])
     except InvalidSpecifier:

@@ -18,11 +18,20 @@ A new framework is a module here, its data folder, its tests and one line in PRO
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
+
+from packaging.version import Version
 
 from cudafit.frameworks import jax, onnxruntime, pytorch, tensorflow
+from cudafit.records import Matrices
 
 PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax, onnxruntime)  # the order of `--why` and of the docs
 BY_MEMBER: dict[str, ModuleType] = {member: module for module in PROVIDERS for member in module.MEMBERS}
 BY_FAMILY: dict[str, ModuleType] = {module.FAMILY: module for module in PROVIDERS}
 KNOWN = ", ".join(BY_MEMBER)
 DEFAULT_SPEC = "torch"  # what `resolve` asks for without a spec (the CLI contract)
+
+
+def release_of(family: str, version: Version, matrices: Matrices) -> Any:
+    """A family's release record of one version (its public part), or None where the data has none."""
+    return next((r for r in BY_FAMILY[family].releases(matrices) if r.version == version), None)

@@ -11,8 +11,13 @@ from cudafit import rules
 from cudafit.records import VERSION_SPEC, Machine, Rejection
 
 
+def python_key(python: str) -> tuple[int, ...]:
+    """'3.10' sorts after '3.9'."""
+    return tuple(int(x) for x in python.split("."))
+
+
 def python_range(pythons: frozenset[str]) -> str:
-    ordered = sorted(pythons, key=lambda p: tuple(int(x) for x in p.split(".")))
+    ordered = sorted(pythons, key=python_key)
     return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
 
 
