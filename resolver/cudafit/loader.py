@@ -14,6 +14,7 @@ import pickle
 import sys
 import zlib
 from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Optional
 
 from packaging.version import Version
@@ -85,15 +86,39 @@ def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
         cache_file = cache / f"matrices-{_root_key(root)}-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
-                cached = pickle.load(fh)
-            if isinstance(cached, Matrices):
-                return cached
+                head, blobs = pickle.load(fh)
+            if isinstance(head, Matrices) and isinstance(blobs, dict):
+                return head._replace(frameworks=Families(blobs))
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
     matrices = build(root, files, _read_all(files))
     if cache_file is not None:
         _write_cache(cache_file, matrices)
     return matrices
+
+
+class Families(Mapping[str, tuple]):
+    """Each family's releases, unpickled from the cache the first time they are asked for."""
+
+    def __init__(self, blobs: dict[str, bytes]) -> None:
+        self._blobs = blobs
+        self._loaded: dict[str, tuple] = {}
+
+    def __getitem__(self, family: str) -> tuple:
+        try:
+            return self._loaded[family]
+        except KeyError:
+            releases = self._loaded[family] = pickle.loads(self._blobs[family])
+            return releases
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def __reduce__(self) -> tuple:
+        return dict, (dict(self.items()),)
 
 
 def _read_all(files: list[Path]) -> list[bytes]:
@@ -137,7 +162,10 @@ def _write_cache(cache_file: Path, matrices: Matrices) -> None:
         for old in cache_file.parent.glob(f"matrices-{cache_file.name.split('-')[1]}-*.pickle"):
             old.unlink(missing_ok=True)
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(matrices, protocol=pickle.HIGHEST_PROTOCOL))
+        # Each family is pickled apart, so a run unpickles only the frameworks it asks about.
+        blobs = {family: pickle.dumps(tuple(releases), protocol=pickle.HIGHEST_PROTOCOL) for family, releases in matrices.frameworks.items()}
+        head = matrices._replace(frameworks={})
+        tmp.write_bytes(pickle.dumps((head, blobs), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, cache_file)
     except OSError:
         pass  # a read-only home costs speed, not correctness
@@ -200,7 +228,14 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         frameworks=frameworks,
         jetpacks=jetpacks,
         unknown_driver_major=unknown_driver_major,
+        pythons=_pythons(frameworks),
     )
+
+
+def _pythons(frameworks: dict[str, tuple]) -> tuple[tuple[int, int], ...]:
+    # Kept on the record so that checking --python does not unpickle every framework's releases.
+    texts = {text for releases in frameworks.values() for release in releases for text in release.python}
+    return tuple(sorted((int(major), int(minor)) for major, _, minor in (t.partition(".") for t in texts)))
 
 
 def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:

@@ -65,15 +65,7 @@ def check_arch(text: str) -> str:
 
 def known_pythons(matrices: Matrices) -> list[tuple[int, int]]:
     """Every CPython minor some release in the data has wheels for, oldest first."""
-    found: set[tuple[int, int]] = set()
-    lists: list[frozenset[str]] = [r.python for r in matrices.torch]
-    lists += [r.python for r in matrices.tensorflow] + [r.python for r in matrices.jax]
-    for pythons in lists:
-        for text in pythons:
-            major, _, minor = text.partition(".")
-            if major.isdigit() and minor.isdigit():
-                found.add((int(major), int(minor)))
-    return sorted(found)
+    return list(matrices.pythons)
 
 
 def check_python(text: str, matrices: Optional[Matrices] = None) -> str:

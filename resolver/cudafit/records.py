@@ -3,6 +3,7 @@
 They are NamedTuples rather than frozen dataclasses: every command imports them, and building a
 dataclass costs about five times as much import time (scripts/bench.py measures start-up)."""
 
+from collections.abc import Mapping
 from typing import NamedTuple, Optional
 
 from packaging.version import Version
@@ -222,9 +223,10 @@ class Matrices(NamedTuple):
     architectures: tuple[Architecture, ...]
     gpus: dict[str, GpuModel]  # normalised name (and alias) -> model
     torch_index: str  # URL template with {variant}
-    frameworks: dict[str, tuple] = {}  # family -> its releases, newest first (each provider reads its own); never mutated
+    frameworks: Mapping[str, tuple] = {}  # family -> its releases, newest first (each provider reads its own); never mutated
     jetpacks: tuple[JetPack, ...] = ()  # oldest first
     unknown_driver_major: int = 12  # with the driver unknown, answer for this CUDA major's floor (nvidia.toml)
+    pythons: tuple[tuple[int, int], ...] = ()  # every CPython minor some release has wheels for, oldest first
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:
