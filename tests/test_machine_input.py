@@ -42,10 +42,18 @@ def test_unknown_gpu_suggests_the_closest_names(matrices):
 
 
 def test_unknown_gpu_error_names_the_suggestion():
-    result = cli("resolve", "torch", *BASE, "--gpu", "RTX 3090")
+    result = cli("resolve", "torch", *BASE, "--gpu", "RTX 6000")
     assert result.exit_code == 2
-    assert "did you mean 'NVIDIA GeForce RTX 3090'" in result.stderr
+    assert "did you mean 'Quadro RTX 6000', 'NVIDIA RTX 6000 Ada Generation'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_gpu_name_without_brand_words_is_the_same_card(matrices):
+    # "GeForce" names no chip: "RTX 3090" is the GeForce RTX 3090, as "T4" is the Tesla T4.
+    assert lookup_gpu(matrices.gpus, "RTX 3090")[0].name == "NVIDIA GeForce RTX 3090"
+    assert lookup_gpu(matrices.gpus, "geforce gtx 1080")[0].name == "NVIDIA GeForce GTX 1080"
+    result = cli("resolve", "torch", *BASE, "--gpu", "RTX 3090", "--json")
+    assert result.exit_code == 0, result.stderr
 
 
 @pytest.mark.parametrize("name, cc", [

@@ -9,8 +9,8 @@ from cudafit.records import GpuModel
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
 # Drivers have printed the same card as "Tesla T4", "NVIDIA T4" or "T4"; the brand prefixes carry
-# no information about the chip.
-_BRAND_PREFIXES = ("nvidia ", "tesla ")
+# no information about the chip ("GeForce RTX 3090" is the only RTX 3090).
+_BRAND_PREFIXES = ("nvidia ", "tesla ", "geforce ")
 
 
 def normalize_gpu_name(name: str) -> str:
