@@ -279,10 +279,10 @@ H100 = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "58
 
 
 def test_why_names_the_pin_that_rules_a_release_out():
-    result = cli("resolve", "torch", "tensorflow", *H100, "--why", "tensorflow==2.21.0")
+    result = cli("resolve", "torch==2.10.0", "tensorflow", *H100, "--why", "tensorflow==2.21.0")
     assert result.exit_code == 0, result.stderr
     assert "nvidia-nccl-cu12: >=2.27.7,<3.0 (tensorflow 2.21.0+cu12) vs ==2.27.5 (torch 2.10.0+cu128)" in result.stdout
-    data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--why", "tensorflow==2.21.0", "--json").stdout)
+    data = json.loads(cli("resolve", "torch==2.10.0", "tensorflow", *H100, "--why", "tensorflow==2.21.0", "--json").stdout)
     assert data["why_not"]["release"] == "tensorflow==2.21.0" and data["why_not"]["reasons"]
 
 
@@ -304,12 +304,12 @@ def test_bad_or_impossible_requests(args, code, message):
 def test_joint_pip_commands_pin_the_shared_wheels():
     result = cli("resolve", "torch", "tensorflow", *H100, "--format", "pip")
     first, second = result.stdout.splitlines()
-    assert first == "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.10.0+cu128"
-    assert second.startswith("pip install 'tensorflow[and-cuda]==2.20.0' ")
-    assert "nvidia-cudnn-cu12==9.10.2.21" in second and "nvidia-nccl-cu12==2.27.5" in second
+    assert first == "pip install --index-url https://download.pytorch.org/whl/cu126 torch==2.12.1+cu126"
+    assert second.startswith("pip install 'tensorflow[and-cuda]==2.21.0' ")
+    assert "nvidia-cudnn-cu12==9.10.2.21" in second and "nvidia-nccl-cu12==2.29.3" in second
     data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--json").stdout)
-    assert data["pins"]["nvidia-nccl-cu12"] == "==2.27.5"
-    assert [p["variant"] for p in data["packages"]] == ["cu128", "cu12"]
+    assert data["pins"]["nvidia-nccl-cu12"] == "==2.29.3"
+    assert [p["variant"] for p in data["packages"]] == ["cu126", "cu12"]
 
 
 def test_install_dry_run_pins_shared_wheels(tmp_path):
@@ -319,8 +319,8 @@ def test_install_dry_run_pins_shared_wheels(tmp_path):
     result = cli("install", "torch", "tensorflow", *H100, "--env", str(env), "--dry-run")
     assert result.exit_code == 0, result.stderr
     first, second = result.stdout.splitlines()
-    assert first.endswith("--index-url https://download.pytorch.org/whl/cu128 torch==2.10.0+cu128")
-    assert "'tensorflow[and-cuda]==2.20.0'" in second and "nvidia-nccl-cu12==2.27.5" in second
+    assert first.endswith("--index-url https://download.pytorch.org/whl/cu126 torch==2.12.1+cu126")
+    assert "'tensorflow[and-cuda]==2.21.0'" in second and "nvidia-nccl-cu12==2.29.3" in second
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,8 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
             winner = next((c for c in res.candidates if c.family == family), None)
             lines.append(
                 f"{build.label} would fit, but {winner.label if winner else 'another build'} ranks first "
-                "(verified GPU code first, then the newest release, then the highest CUDA)" + facts(build)
+                "(verified GPU code first, then the newest release, then measured or declared architecture lists before reported ones, then the highest CUDA)"
+                + facts(build)
             )
             if winner is not None and winner.evidence and not any(line.startswith(f"{winner.label}: facts") for line in lines):
                 lines.append(f"{winner.label}: {facts(winner).removeprefix('; ')}")

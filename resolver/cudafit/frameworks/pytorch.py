@@ -4,7 +4,9 @@ Preference, documented for users in README "How cudafit chooses":
 1. builds verified to carry SASS for every GPU; then builds whose architecture list is unknown but
    whose CUDA toolkit can compile for every GPU; builds that need PTX JIT last;
 2. within a tier, the newest torch release that satisfies the specs;
-3. then the highest CUDA version the driver runs (the newest kernels and libraries); when the
+3. within a release, builds whose existence and architecture lists are measured or declared before
+   those only reported by third parties;
+4. then the highest CUDA version the driver runs (the newest kernels and libraries); when the
    driver is unknown, the build with the lowest driver requirement, since that is the safe bet.
 """
 
@@ -251,8 +253,11 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
     else:
         floor, _ = rules.driver_floor(matrices, machine, variant.cuda, policy.strict_driver)
         preference = driver_key(floor or "999999")[0] * 1000 + variant.cuda.minor
+    # Within one release, a build whose existence or architecture lists are only reported yields
+    # to one that is measured or declared: the newer CUDA is worth less than the surer kernels.
+    hearsay = int(any(variant.grade(fact) == "reported" for fact in ("exists", "sass", "ptx")))
     why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}; {evidence_text(variant)}",)
-    return ((tier, preference), why, warnings)
+    return ((tier, (hearsay, preference)), why, warnings)
 
 
 _FACT_WORDS = {
