@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+_DATA_DAY = 1_796_083_200  # 2026-12-01 00:00 UTC
+
+
 @pytest.fixture(scope="session")
 def _shared_cache(tmp_path_factory):
     """One data cache for the whole run: its key follows the data and code, so every test still
@@ -27,7 +30,10 @@ def _isolated(tmp_path_factory, monkeypatch, _shared_cache):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(_shared_cache))
+    # "Today" for the staleness note: the data's own date, so outputs do not change with the calendar.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(_DATA_DAY))
 
     def no_network(self, *args, **kwargs):
         raise AssertionError(f"a test tried to open a network connection to {args[0] if args else '?'}")
@@ -36,7 +42,7 @@ def _isolated(tmp_path_factory, monkeypatch, _shared_cache):
     # that forgot to go through requests.
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket.socket, "connect_ex", no_network)
-    for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDAFIT_DATA_DIR", "CUDAFIT_NO_CACHE"):
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDAFIT_DATA_DIR", "CUDAFIT_NO_CACHE", "CUDAFIT_DATA_HOME"):
         monkeypatch.delenv(var, raising=False)
     with responses.RequestsMock(assert_all_requests_are_fired=False):
         yield

@@ -90,8 +90,7 @@ def build(root: Path, data_date: str, version: Optional[str] = None) -> tuple[st
     members += [(DATA_PREFIX + rel, blob) for rel, blob in files.items()]
     dist_info = f"{PACKAGE}-{version}.dist-info"
     metadata = (
-        f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {version}\n"
-        f"Summary: cudafit's compatibility data of {data_date} (read by cudafit {READERS})\n"
+        f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {version}\nSummary: cudafit's compatibility data of {data_date} (read by cudafit {READERS})\n"
     )
     wheel = f"Wheel-Version: 1.0\nGenerator: cudafit {__version__}\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     members += [(f"{dist_info}/METADATA", metadata.encode()), (f"{dist_info}/WHEEL", wheel.encode())]
@@ -146,7 +145,9 @@ def open_bundle(path: Path, label: Optional[str] = None) -> tuple[Manifest, dict
             if hashlib.sha256(blob).hexdigest() != digest:
                 raise DataError(f"{where}: {rel}: sha256 does not match the manifest (a damaged or altered bundle)")
             blobs[rel] = blob
-        extra = sorted(n[len(DATA_PREFIX) :] for n in names if n.startswith(DATA_PREFIX) and n[len(DATA_PREFIX) :] not in manifest.files and not n.endswith("/"))
+        extra = sorted(
+            n[len(DATA_PREFIX) :] for n in names if n.startswith(DATA_PREFIX) and n[len(DATA_PREFIX) :] not in manifest.files and not n.endswith("/")
+        )
         if extra:
             raise DataError(f"{where}: data file(s) not in the manifest: {', '.join(extra)}")
     return manifest, blobs
@@ -180,7 +181,8 @@ def _manifest(where: str, blob: bytes) -> Manifest:
         raise DataError(f"{where}: {MANIFEST}: field 'schema': expected an integer, got {schema!r}")
     if schema != SCHEMA:
         newer = "a newer" if schema > SCHEMA else "an older"
-        raise NotForThisCudafit(f"{where}: data schema {schema} is {newer} schema than this cudafit {__version__} reads ({SCHEMA}); {'upgrade cudafit' if schema > SCHEMA else 'use a newer bundle'}")
+        advice = "upgrade cudafit" if schema > SCHEMA else "use a newer bundle"
+        raise NotForThisCudafit(f"{where}: data schema {schema} is {newer} schema than this cudafit {__version__} reads ({SCHEMA}); {advice}")
     readers = doc.get("readers")
     try:
         spec = SpecifierSet(readers if isinstance(readers, str) else "!")

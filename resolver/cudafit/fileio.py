@@ -118,6 +118,11 @@ def write_output(path: PathLike, text: str) -> None:
 def write_atomic(path: Path, text: str) -> None:
     """Write all of `text` or nothing: a temporary file in the same folder, then a rename.
     A symlink is written through, and the file keeps its mode (a new one gets 0666 less umask)."""
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """write_atomic for bytes."""
     path = Path(os.path.realpath(path))
     folder = path.parent
     try:
@@ -133,8 +138,8 @@ def write_atomic(path: Path, text: str) -> None:
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:

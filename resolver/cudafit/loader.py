@@ -13,9 +13,9 @@ import os
 import pickle
 import sys
 import zlib
-from pathlib import Path
 from collections.abc import Iterator, Mapping
-from typing import Optional
+from pathlib import Path
+from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -75,8 +75,49 @@ def _cache_dir() -> Optional[Path]:
     return Path(platformdirs.user_cache_dir("cudafit", appauthor=False))
 
 
+class Source(NamedTuple):
+    """Which data a run uses: "embedded" (shipped with cudafit, or $CUDAFIT_DATA_DIR, or a folder
+    given), or "updated" (installed by `cudafit data update`)."""
+
+    kind: str
+    path: Path
+
+
+_warned: set[str] = set()
+
+
 def load(root: Optional[Path] = None, *, use_cache: bool = True) -> Matrices:
-    root = data_dir() if root is None else root
+    return active(root, use_cache=use_cache)[0]
+
+
+def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matrices, Source]:
+    """The data a run uses: `root` where given; else the newer of the embedded data and the
+    installed update. A broken update never stops a run: the embedded data is used, and stderr
+    says so once."""
+    if root is not None or os.environ.get("CUDAFIT_DATA_DIR"):
+        root = data_dir() if root is None else root
+        return _load(root, use_cache), Source("embedded", root)
+    embedded_root = data_dir()
+    embedded = _load(embedded_root, use_cache)
+    from cudafit import datahome
+
+    updated_root = datahome.current_root()
+    if updated_root is None:
+        return embedded, Source("embedded", embedded_root)
+    try:
+        updated = _load(updated_root, use_cache)
+    except DataError as exc:
+        if str(updated_root) not in _warned:
+            _warned.add(str(updated_root))
+            repair = "`cudafit data rollback` or `cudafit data update` repairs it"
+            print(f"cudafit: warning: the installed data update is broken ({exc}); using the data cudafit shipped with. {repair}", file=sys.stderr)
+        return embedded, Source("embedded", embedded_root)
+    if updated.data_date > embedded.data_date:
+        return updated, Source("updated", updated_root)
+    return embedded, Source("embedded", embedded_root)
+
+
+def _load(root: Path, use_cache: bool) -> Matrices:
     files = _data_files(root)
     cache = _cache_dir() if use_cache else None
     cache_file = None

@@ -28,4 +28,7 @@ def note(data_date: str, on: Optional[datetime.date] = None) -> Optional[str]:
     days = age_days(data_date, on)
     if days <= STALE_AFTER_DAYS:
         return None
-    return f"cudafit's data is {days} days old (data of {data_date}): it does not know newer framework releases or drivers; `cudafit data update` fetches fresh data"
+    return (
+        f"cudafit's data is {days} days old (data of {data_date}): it does not know newer framework releases "
+        "or drivers; `cudafit data update` fetches fresh data"
+    )

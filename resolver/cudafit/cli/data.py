@@ -48,3 +48,76 @@ def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, 
     else:
         click.echo(coverage_text(rows), nl=False)
     return 0
+
+
+@data.command("bundle")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
+@click.option("-o", "--output", "output", required=True, help="The bundle file to write (a wheel of cudafit-matrices), or a folder to write it into.")
+@click.option("--version", "version", help="The bundle's version (default: its data date, 2026-12-01 -> 2026.12.1).")
+def data_bundle(folder: Optional[Path], output: str, version: Optional[str]):
+    """Pack a matrices folder as a data bundle: the same data gives the same bytes."""
+    from cudafit.fileio import write_atomic_bytes
+    from cudafit.update import build_bundle
+
+    if output.endswith(("/", "\\")) and not Path(output).is_dir():
+        raise click.BadParameter(f"{output!r}: no such folder", param_hint="'-o'")
+    name, blob = build_bundle(folder, version)
+    target = Path(output) / name if Path(output).is_dir() else Path(output)
+    write_atomic_bytes(target, blob)
+    click.echo(f"{target}: {len(blob)} bytes, sha256 {_sha256(blob)}")
+    return 0
+
+
+def _sha256(blob: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(blob).hexdigest()
+
+
+@data.command("update")
+@click.option("--from", "source", metavar="URL|PATH", help="A bundle file, a bundle URL, or a mirror of PyPI's JSON API (default: PyPI).")
+@click.option("--sha256", "sha256", metavar="HEX", help="The bundle's expected sha256 (for a file or URL carried by hand).")
+def data_update(source: Optional[str], sha256: Optional[str]):
+    """Install the newest data bundle this cudafit reads (checked, atomic; the previous data stays for `data rollback`)."""
+    from cudafit.update import update
+
+    if sha256 is not None and (len(sha256) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha256)):
+        raise click.BadParameter(f"{sha256!r}: expected 64 hexadecimal digits", param_hint="'--sha256'")
+    done = update(source, sha256)
+    if not done.changed:
+        click.echo(f"already up to date: the bundle from {done.source} holds data of {done.manifest.data_date}, and the data in use is as new")
+        return 0
+    was = done.previous or "the embedded data"
+    click.echo(f"installed data of {done.manifest.data_date} (bundle {done.manifest.version}) from {done.source}; `cudafit data rollback` returns to {was}")
+    return 0
+
+
+@data.command("rollback")
+def data_rollback():
+    """Return to the data in use before the last update (or the rollback before it)."""
+    from cudafit.loader import active
+    from cudafit.update import rollback
+
+    rollback()
+    matrices, source = active()
+    click.echo(f"now using the {source.kind} data of {matrices.data_date} ({source.path})")
+    return 0
+
+
+@data.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def data_status(as_json: bool):
+    """Which data cudafit uses (embedded or updated), its date, where it lives, and the newest releases it knows."""
+    from cudafit.update import status
+
+    info = status()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return 0
+    click.echo(f"data in use: {info['source']}, data of {info['data_date']} ({info['age_days']} days old)")
+    click.echo(f"path: {info['path']}")
+    click.echo("newest releases: " + ", ".join(f"{family} {version}" for family, version in info["newest"].items()))
+    update = info["update"]
+    if update["current"] or update["previous"]:
+        click.echo(f"updates in {update['home']}: current {update['current'] or 'none (embedded)'}, previous {update['previous'] or 'none (embedded)'}")
+    return 0

@@ -25,6 +25,7 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
     import platform
 
     from cudafit import install as installer
+    from cudafit import staleness
     from cudafit.detect import detect_os, interpreter_version, normalize_arch
     from cudafit.machine import build_machine, check_arch, check_os
     from cudafit.report import resolution_text
@@ -53,6 +54,9 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
         click.echo(f"cudafit: note: {res.notes[0]}", err=True)
     for warning in res.warnings:
         click.echo(f"cudafit: warning: {warning}", err=True)
+    stale = staleness.note(matrices.data_date)
+    if stale:
+        click.echo(f"cudafit: note: {stale}", err=True)
     if dry_run:
         import shlex
 

@@ -22,7 +22,7 @@ from cudafit.machine import MachineOptions
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
-    from cudafit import fileio
+    from cudafit import fileio, staleness
     from cudafit.machine import build_machine
     from cudafit.report import resolution_json, resolution_text
     from cudafit.solve import resolve as solve
@@ -46,6 +46,9 @@ def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_
     matrices = load_matrices()
     machine = build_machine(described, matrices)
     res = solve(list(specs), machine, matrices, policy)
+    stale = staleness.note(matrices.data_date)
+    if stale:
+        res = res._replace(notes=(*res.notes, stale))
     if why_not:
         from cudafit.solve import why_not as explain_why_not
 
