@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Maintainer tool: what upstream released that matrices/ lacks, with draft entries to fill.
+
+For torch, torchvision, torchaudio, tensorflow, jax, jaxlib, the JAX CUDA plugins and
+onnxruntime-gpu, compare PyPI's releases (final, not yanked, no older than the oldest release the
+data knows) with the data. For each missing framework release, draft a `[[release]]` entry from
+what PyPI states (upload date, the CPython minors and platforms that have wheels, the minimum
+macOS per wheel tag) and, where a Linux x86_64 wheel exists, the nvidia-*/cuda-* pins of its
+METADATA read through HTTP range requests: those facts are `measured`. Everything else (the index
+builds, architecture lists, cuDNN, companions) is written "unknown" for a person to fill from the
+sources in ../shared/sources.md and matrices/README.md. Exit 1 when upstream has releases the data
+lacks, 0 when it has none, 2 on a network error.
+
+    pip install -e '.[maint]' && python scripts/refresh.py [--drafts DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import requests
+from packaging.version import InvalidVersion, Version
+from pypi_wheels import cuda_requirements, macos_minimums, pick_wheel, wheel_matrix  # scripts/, next to this file
+
+from cudafit.loader import load
+
+PYPI = "https://pypi.org/pypi/{}/json"
+# distribution -> (data folder, file stem, how the data's releases name its versions)
+FAMILIES: dict[str, tuple[str, str, Callable[[Any], Iterable[Any]]]] = {
+    "torch": ("pytorch", "torch", lambda m: (r.version for r in m.torch)),
+    "torchvision": ("pytorch", "torch", lambda m: (Version(r.torchvision) for r in m.torch if r.torchvision)),
+    "torchaudio": ("pytorch", "torch", lambda m: (Version(r.torchaudio) for r in m.torch if r.torchaudio)),
+    "tensorflow": ("tensorflow", "tensorflow", lambda m: (r.version for r in m.tensorflow)),
+    "jax": ("jax", "jax", lambda m: (r.version for r in m.jax)),
+    "jaxlib": ("jax", "jax", lambda m: (Version(r.jaxlib) for r in m.jax if r.jaxlib)),
+    "onnxruntime-gpu": ("onnxruntime", "onnxruntime", lambda m: (r.version for r in m.frameworks.get("onnxruntime-gpu", ()))),
+}
+# Distributions drafted as releases of their own framework (companions and jaxlib are recorded on them).
+DRAFTED = ("torch", "tensorflow", "jax", "onnxruntime-gpu")
+
+
+def pypi_releases(session: requests.Session, name: str) -> dict[str, list[dict]]:
+    response = session.get(PYPI.format(name), timeout=60)
+    response.raise_for_status()
+    releases = response.json()["releases"]
+    assert isinstance(releases, dict)
+    return releases
+
+
+def missing(known: Iterable[Any], releases: dict[str, list[dict]], newer_only: bool = False) -> list[Version]:
+    """Final, unyanked releases with files, no older than the oldest the data knows, that it lacks.
+    `newer_only` (companions, jaxlib): only past the newest known; an older one that no framework
+    release paired with (jaxlib 0.4.35, which jax 0.4.35 did not pin) is no gap."""
+    have = set(known)
+    if not have:
+        return []
+    oldest = max(have) if newer_only else min(have)
+    found = []
+    for text, files in releases.items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        live = [f for f in files if not f.get("yanked")]
+        newer = version > oldest if newer_only else version >= oldest
+        if live and not version.is_prerelease and not version.is_devrelease and newer and version not in have:
+            found.append(version)
+    return sorted(found)
+
+
+def upload_date(files: Sequence[dict]) -> str:
+    times = sorted(f["upload_time_iso_8601"][:10] for f in files if f.get("upload_time_iso_8601"))
+    return times[0] if times else "unknown"
+
+
+def _toml_list(items: Iterable[str]) -> str:
+    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+
+
+def _python_key(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+def draft(name: str, version: Version, files: list[dict], pins: dict[str, str] | None, today: str) -> str:
+    """A [[release]] entry (and the PyPI build's pins where read) as TOML text to paste and fill."""
+    matrix = wheel_matrix(files)
+    pythons = sorted(set().union(*matrix.values()), key=_python_key) if matrix else []
+    platforms = sorted(matrix)
+    key = f"pypi-{name}-{version}"
+    lines = [
+        f'# Drafted by scripts/refresh.py on {today} from PyPI: check every fact, fill each "unknown".',
+        "[sources]",
+        f'"{key}" = "PyPI metadata of {name} {version}: file list (wheel tags, upload times) and the Linux x86_64 wheel\'s Requires-Dist"',
+        "",
+        "[[release]]",
+        f'version = "{version}"',
+        f'date = "{upload_date(files)}"',
+        f"python = {_toml_list(pythons)}",
+        f"platforms = {_toml_list(platforms)}",
+    ]
+    by_platform = {p: sorted(v, key=_python_key) for p, v in matrix.items() if set(v) != set(pythons)}
+    if by_platform:
+        lines.append("python_by_platform = { " + ", ".join(f"{p} = {_toml_list(v)}" for p, v in sorted(by_platform.items())) + " }")
+    macos = {p: min(v.values(), key=_python_key) for p, v in macos_minimums(files).items()}
+    if macos:
+        lines.append("macos_min = { " + ", ".join(f'{p} = "{v}"' for p, v in sorted(macos.items())) + " }")
+    lines += [f'source = ["{key}"]', 'notes = "Drafted from PyPI; builds, architecture lists, cuDNN and companions still to fill."', ""]
+    if pins is not None:
+        lines += [
+            "# The Linux x86_64 wheel's CUDA requirements (measured). Which build it is (its local",
+            "# version in torch/version.py: scripts/read_wheels.py reads it), its CUDA, cuDNN and",
+            "# architecture lists are still to fill.",
+            "[[build]]",
+            'tag = "unknown"',
+            f'releases = ["{version}"]',
+            'platforms = ["linux-x86_64"]',
+            "pins = { " + ", ".join(f'{dist} = "{spec}"' for dist, spec in sorted(pins.items())) + " }",
+            f'source = ["{key}"]',
+            "",
+            "[build.evidence]",
+            f'pins = {{ grade = "measured", source = ["{key}"] }}',
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def refresh(session: requests.Session, matrices: Any, drafts: Path | None, today: str, out=print) -> int:
+    """Print what is missing (and write drafts); return how many releases the data lacks."""
+    lacking = 0
+    for name, (folder, stem, known) in FAMILIES.items():
+        releases = pypi_releases(session, name)
+        for version in missing(known(matrices), releases, newer_only=name not in DRAFTED):
+            lacking += 1
+            out(f"{name} {version}: on PyPI ({upload_date(releases[str(version)])}) but not in matrices/{folder}/")
+            if name not in DRAFTED:
+                continue
+            files = [f for f in releases[str(version)] if not f.get("yanked")]
+            wheel = pick_wheel(files, "linux-x86_64")
+            pins = cuda_requirements(session, PYPI.format(name), wheel) if wheel is not None else None
+            text = draft(name, version, files, pins, today)
+            if drafts is None:
+                out(text)
+            else:
+                drafts.mkdir(parents=True, exist_ok=True)
+                target = drafts / f"{stem}-{version}.draft.toml"
+                target.write_text(text + "\n")
+                out(f"  draft: {target}")
+    return lacking
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--drafts", type=Path, help="write one draft TOML per missing release here (default: print them)")
+    args = parser.parse_args(argv)
+    matrices = load(use_cache=False)
+    session = requests.Session()
+    session.headers["User-Agent"] = "cudafit-refresh"
+    try:
+        lacking = refresh(session, matrices, args.drafts, datetime.date.today().isoformat())
+    except requests.RequestException as exc:
+        print(f"refresh: cannot read PyPI: {exc}", file=sys.stderr)
+        return 2
+    print(f"{lacking} release(s) on PyPI that the data lacks" if lacking else f"the data (of {matrices.data_date}) knows every release on PyPI")
+    return 1 if lacking else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

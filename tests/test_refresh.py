@@ -1,0 +1,90 @@
+"""scripts/refresh.py against a fake PyPI (responses; the wheel's METADATA through range requests)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+import responses
+from test_read_wheels import _script, make_wheel
+
+from cudafit.loader import load
+
+refresh = _script("refresh")
+
+NEW_WHEEL = "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+BLOB = make_wheel("2.16.0+cu132", "13.2", b"sm_75 sm_80")
+
+
+def serve_ranges(request):
+    match = re.fullmatch(r"bytes=(\d+)-(\d+)", request.headers.get("Range", ""))
+    if match is None:
+        return 200, {}, BLOB
+    start, end = int(match.group(1)), min(int(match.group(2)), len(BLOB) - 1)
+    return 206, {"Content-Range": f"bytes {start}-{end}/{len(BLOB)}"}, BLOB[start : end + 1]
+
+
+def files(*names: str, yanked: bool = False) -> list[dict]:
+    return [{"filename": n, "url": f"https://files.example/{n}", "size": len(BLOB), "yanked": yanked, "upload_time_iso_8601": "2027-01-20T10:00:00Z"} for n in names]
+
+
+def fake_pypi(mock: responses.RequestsMock, matrices, extra: dict[str, dict[str, list[dict]]]) -> None:
+    """Every distribution lists exactly what the data knows, plus `extra`."""
+    for name, (_folder, _stem, known) in refresh.FAMILIES.items():
+        releases: dict[str, list[dict]] = {str(v): files(f"{name.replace('-', '_')}-{v}-py3-none-any.whl") for v in known(matrices)}
+        releases.update(extra.get(name, {}))
+        mock.add(responses.GET, refresh.PYPI.format(name), json={"releases": releases})
+    mock.add_callback(responses.GET, f"https://files.example/{NEW_WHEEL}", callback=serve_ranges)
+
+
+@pytest.fixture(scope="module")
+def matrices():
+    return load()
+
+
+def test_nothing_missing_exits_0(matrices, capsys):
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake_pypi(mock, matrices, {})
+        lines: list[str] = []
+        assert refresh.refresh(refresh.requests.Session(), matrices, None, "2027-01-21", lines.append) == 0
+    assert lines == []
+
+
+def test_a_new_torch_release_is_drafted_with_measured_pins(matrices, tmp_path):
+    extra = {
+        "torch": {
+            "2.16.0": files(NEW_WHEEL, "torch-2.16.0-cp313-cp313-manylinux_2_28_x86_64.whl", "torch-2.16.0-cp312-cp312-macosx_14_0_arm64.whl"),
+            "2.17.0rc1": files("torch-2.17.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"),  # a pre-release: not a gap
+            "2.16.1": files("torch-2.16.1-cp312-cp312-manylinux_2_28_x86_64.whl", yanked=True),  # yanked: not a gap
+        },
+        # jaxlib between known ones, paired with no jax release, is no gap; a newer one is.
+        "jaxlib": {"0.4.35": files("jaxlib-0.4.35-cp312-cp312-manylinux2014_x86_64.whl"), "9.0.0": files("jaxlib-9.0.0-cp312-cp312-manylinux2014_x86_64.whl")},
+    }
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake_pypi(mock, matrices, extra)
+        lines: list[str] = []
+        lacking = refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append)
+    assert lacking == 2
+    assert lines[0] == "torch 2.16.0: on PyPI (2027-01-20) but not in matrices/pytorch/"
+    assert "jaxlib 9.0.0: on PyPI" in lines[-1] and not any("0.4.35" in line for line in lines)
+    text = (tmp_path / "torch-2.16.0.draft.toml").read_text()
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    doc = tomllib.loads(text)
+    release = doc["release"][0]
+    assert release["version"] == "2.16.0" and release["date"] == "2027-01-20"
+    assert release["python"] == ["3.12", "3.13"] and release["platforms"] == ["linux-x86_64", "macos-arm64"]
+    assert release["python_by_platform"] == {"macos-arm64": ["3.12"]} and release["macos_min"] == {"macos-arm64": "14.0"}
+    build = doc["build"][0]
+    assert build["pins"]["nvidia-cudnn-cu13"] == "==9.20.0.48" and build["evidence"]["pins"]["grade"] == "measured"
+    assert build["tag"] == "unknown"
+
+
+def test_main_exits_2_without_network(monkeypatch, capsys):
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add(responses.GET, refresh.PYPI.format("torch"), body=refresh.requests.ConnectionError("no route"))
+        assert refresh.main([]) == 2
+    assert "cannot read PyPI" in capsys.readouterr().err
