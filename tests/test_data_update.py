@@ -32,6 +32,12 @@ def cli(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
+@pytest.fixture(autouse=True)
+def _spring_2027(monkeypatch):
+    # The test bundles are dated early 2027; a bundle dated after "today" is refused.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1806883200")  # 2027-04-05
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "data-home"
@@ -106,7 +112,9 @@ def test_cli_bundle_writes_into_a_folder_and_refuses_broken_data(tmp_path):
     result = cli("data", "bundle", "--dir", str(broken), "-o", str(tmp_path / "x.whl"))
     assert result.exit_code == 2
     assert "does not validate" in result.stderr and not (tmp_path / "x.whl").exists()
-    assert cli("data", "bundle", "-o", str(tmp_path / "missing") + "/").exit_code == 2
+    # A folder named with a trailing slash is created, as `data bundle -o dist/` in matrices/README.
+    assert cli("data", "bundle", "-o", str(tmp_path / "dist") + "/").exit_code == 0
+    assert list((tmp_path / "dist").glob("cudafit_matrices-*.whl"))
 
 
 # --- update from a file, the loader's choice, rollback ---------------------------------------
@@ -239,15 +247,88 @@ def test_sha256_given_by_hand_is_checked(tmp_path, home):
     assert cli("data", "update", "--from", str(wheel), "--sha256", right).exit_code == 0
 
 
-def test_missing_file_and_a_held_lock(tmp_path, home):
+def test_missing_file_folder_scheme_and_a_held_lock(tmp_path, home):
     assert "no such bundle file" in cli("data", "update", "--from", str(tmp_path / "nope.whl")).stderr
+    assert "a folder; give the bundle file" in cli("data", "update", "--from", str(tmp_path)).stderr
+    assert "expected a bundle file" in cli("data", "update", "--from", "ftp://example.org/b.whl").stderr
     wheel = make_bundle(tmp_path, newer_tree(tmp_path))
-    home.mkdir(parents=True, exist_ok=True)
-    (home / datahome.LOCK).write_text(f"{__import__('os').getpid()} {int(__import__('time').time())}\n")
-    result = cli("data", "update", "--from", str(wheel))
-    assert result.exit_code == 2 and "another cudafit data update is running" in result.stderr
-    (home / datahome.LOCK).write_text("999999999 1\n")  # a dead owner, long ago: stale
+    with datahome.Lock(home):  # another update holds the OS lock
+        result = cli("data", "update", "--from", str(wheel))
+        assert result.exit_code == 2 and "another cudafit data update is running" in result.stderr
+        assert cli("data", "rollback").exit_code == 2
+    # The lock file stays behind, unlocked: the next update goes ahead (an OS lock is never stale).
+    assert (home / datahome.LOCK).exists()
     assert cli("data", "update", "--from", str(wheel)).exit_code == 0
+
+
+def test_unwritable_data_home_is_one_line(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("CUDAFIT_DATA_HOME", str(blocker / "home"))
+    wheel = make_bundle(tmp_path, newer_tree(tmp_path))
+    result = cli("data", "update", "--from", str(wheel))
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_unlockable_lock_file_is_one_line(tmp_path, home, monkeypatch):
+    home.mkdir(parents=True)
+    real_open = datahome.os.open
+
+    def read_only(path, *args, **kwargs):
+        if str(path).endswith(datahome.LOCK):
+            raise OSError(30, "Read-only file system")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(datahome.os, "open", read_only)
+    result = cli("data", "update", "--from", str(make_bundle(tmp_path, newer_tree(tmp_path))))
+    assert result.exit_code == 2 and "Read-only file system" in result.stderr and "Traceback" not in result.output
+
+
+def test_reinstalling_the_update_in_use_keeps_the_rollback_target(tmp_path, home):
+    wheel = make_bundle(tmp_path, newer_tree(tmp_path))
+    first = update(str(wheel))
+    current = datahome.current_root()
+    assert current is not None
+    (current / "nvidia.toml").write_text("broken = = =\n")  # damaged: the embedded data is in use again
+    loader._warned.clear()
+    repaired = update(str(wheel))
+    assert repaired.changed and repaired.name == first.name and repaired.previous is None
+    assert datahome.read_state() == datahome.State(current=first.name, previous=None)
+    rollback()
+    assert loader.active()[1].kind == "embedded"
+
+
+def test_a_corrected_bundle_of_the_same_date_replaces_the_first(tmp_path, home):
+    tree = newer_tree(tmp_path)
+    update(str(make_bundle(tmp_path, tree)))
+    name, blob = bundle.build(tree, "2027-01-10", "2027.1.10.post1")
+    (tmp_path / name).write_bytes(blob)
+    done = update(str(tmp_path / name))
+    assert done.changed and done.manifest.version == "2027.1.10.post1"
+    assert loader.active()[1].path.parent.name == done.name
+
+
+def test_a_bundle_dated_in_the_future_is_refused(tmp_path, home):
+    wheel = make_bundle(tmp_path, newer_tree(tmp_path, "2207-01-10"))
+    result = cli("data", "update", "--from", str(wheel))
+    assert result.exit_code == 2 and "dated after today" in result.stderr
+
+
+def test_status_says_a_broken_update_is_not_used(tmp_path, home):
+    update(str(make_bundle(tmp_path, newer_tree(tmp_path))))
+    current = datahome.current_root()
+    assert current is not None
+    (current / "gpus.toml").write_text("nope = = =\n")
+    loader._warned.clear()
+    info = json.loads(cli("data", "status", "--json").stdout)
+    assert info["source"] == "embedded" and info["update"]["state"].startswith("broken, not used")
+    assert cli("data", "check").exit_code == 2  # the installed update is checked too
+
+
+def test_leftovers_of_a_killed_update_are_removed(tmp_path, home):
+    (home / ".incoming-dead" / "tree").mkdir(parents=True)
+    update(str(make_bundle(tmp_path, newer_tree(tmp_path))))
+    assert not (home / ".incoming-dead").exists()
 
 
 def test_two_updates_at_once_one_waits_out(tmp_path, home):
@@ -270,6 +351,7 @@ def test_two_updates_at_once_one_waits_out(tmp_path, home):
     import cudafit.update as update_module
 
     update_module.bundle.open_bundle = slow_open  # type: ignore[assignment]
+    # Each thread opens the lock file itself: flock excludes a second open file description.
     try:
         first = threading.Thread(target=run)
         first.start()
@@ -407,3 +489,34 @@ def test_manifest_errors_name_the_field(tmp_path):
 
         with pytest.raises(DataError, match=re.escape(message)):
             bundle.open_bundle(rewrite(good, tmp_path / f"{field}.whl", change))
+
+
+def test_stale_note_also_beside_no_answer(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1817251200")  # 2027-08-03
+    result = cli("resolve", "torch==9.9", *MACHINE, "--json")
+    assert result.exit_code == 1
+    assert sum("days old" in w for w in json.loads(result.stdout)["warnings"]) == 1
+
+
+@responses.activate
+def test_sha256_picks_the_listed_bundle_and_404_says_nothing_is_published(tmp_path, home):
+    older = make_bundle(tmp_path, newer_tree(tmp_path, "2027-01-10"))
+    newer = make_bundle(tmp_path, newer_tree(tmp_path, "2027-03-01", "2.15.3"))
+    files = "https://files.example/"
+    responses.get(API, json=pypi_json(("2027.1.10", older, files + older.name), ("2027.3.1", newer, files + newer.name)))
+    responses.get(files + older.name, body=older.read_bytes())
+    result = cli("data", "update", "--sha256", hashlib.sha256(older.read_bytes()).hexdigest())
+    assert result.exit_code == 0 and "data of 2027-01-10" in result.output
+    result = cli("data", "update", "--sha256", "2" * 64)
+    assert result.exit_code == 2 and "no listed bundle has sha256" in result.stderr
+    responses.replace(responses.GET, API, status=404)
+    assert "no cudafit-matrices bundle is published" in cli("data", "update").stderr
+
+
+@responses.activate
+def test_a_bundle_url_without_a_hash_is_installed_with_a_warning(tmp_path, home):
+    wheel = make_bundle(tmp_path, newer_tree(tmp_path))
+    url = "https://mirror.example/" + wheel.name
+    responses.get(url, body=wheel.read_bytes())
+    result = cli("data", "update", "--from", url)
+    assert result.exit_code == 0 and "no --sha256 given" in result.stderr

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
+import sys
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -22,8 +22,6 @@ from cudafit.errors import InputError
 
 STATE = "state.json"
 LOCK = "update.lock"
-# An update that died without removing its lock leaves it behind; past this age it is stale.
-STALE_LOCK_SECONDS = 15 * 60
 
 
 class State(NamedTuple):
@@ -64,6 +62,15 @@ def current_root(folder: Optional[Path] = None) -> Optional[Path]:
     return base / state.current / "matrices" if state.current else None
 
 
+def read_manifest(folder: Path) -> Optional[dict]:
+    """The manifest an installed bundle's folder keeps, or None."""
+    try:
+        doc = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def write_state(folder: Path, state: State) -> None:
     tmp = folder / f"{STATE}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(state._asdict(), indent=2) + "\n", encoding="utf-8")
@@ -71,47 +78,40 @@ def write_state(folder: Path, state: State) -> None:
 
 
 class Lock:
-    """One update at a time: a lock file created exclusively, holding the owner's pid and time."""
+    """One update at a time: an OS lock (flock, or msvcrt on Windows) on a lock file that stays.
+    The OS drops the lock when its holder exits, however it exits, so no lock is ever stale."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / LOCK
+        self._fd: Optional[int] = None
 
     def __enter__(self) -> Lock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                if self._stale():
-                    self.path.unlink(missing_ok=True)
-                    continue
-                raise InputError(f"another cudafit data update is running (lock {self.path}); wait for it, or remove the file if none is") from None
-            with os.fdopen(fd, "w") as fh:
-                fh.write(f"{os.getpid()} {int(time.time())}\n")
-            return self
-        raise InputError(f"cannot take the lock {self.path}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot write the data folder {self.path.parent}: {exc.strerror or exc}") from None
+        try:
+            _lock(fd)
+        except OSError:
+            os.close(fd)
+            raise InputError(f"another cudafit data update is running (it holds {self.path}); wait for it to finish") from None
+        self._fd = fd
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        self.path.unlink(missing_ok=True)
-
-    def _stale(self) -> bool:
-        try:
-            pid_text, _, started = self.path.read_text().partition(" ")
-            pid, since = int(pid_text), int(started)
-        except (OSError, ValueError):
-            return True  # half-written by a process that died at once
-        if time.time() - since > STALE_LOCK_SECONDS:
-            return True
-        return pid != os.getpid() and not _alive(pid)
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = None
 
 
-def _alive(pid: int) -> bool:
-    if os.name == "nt":  # no cheap liveness test: rely on the lock's age
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _lock(fd: int) -> None:
+    """Take an exclusive lock on `fd` without waiting; OSError when another process holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

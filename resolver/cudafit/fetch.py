@@ -44,14 +44,21 @@ def _failure(url: str, exc: Exception) -> InputError:
         return InputError(f"cannot reach {url} through the proxy ({_first_line(exc)}); check HTTPS_PROXY, or {_AIR_GAP_HINT}")
     if isinstance(exc, requests.exceptions.SSLError):
         return InputError(f"cannot reach {url}: TLS verification failed ({_first_line(exc)}); set REQUESTS_CA_BUNDLE to your site's CA file")
-    if isinstance(exc, requests.exceptions.Timeout):
+    if isinstance(exc, requests.exceptions.Timeout) or "timed out" in str(exc).lower():
         return InputError(f"cannot reach {url}: no answer in {TIMEOUT} s; {_AIR_GAP_HINT}")
     return InputError(f"cannot reach {url} ({_first_line(exc)}); {_AIR_GAP_HINT}")
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
+    # requests nests the cause in long reprs; its innermost reason reads best ("Name or service not known").
+    text = str(exc).strip()
+    for marker in ("Failed to establish a new connection: ", "Caused by "):
+        if marker in text:
+            text = text.split(marker, 1)[1]
+    text = text.strip(" ()'\"").splitlines()[0] if text else ""
+    if len(text) > 160:
+        text = text[:160].rsplit(" ", 1)[0] + " ..."
+    return text or type(exc).__name__
 
 
 def candidates(api_url: str = PYPI_JSON) -> list[Remote]:
@@ -62,6 +69,8 @@ def candidates(api_url: str = PYPI_JSON) -> list[Remote]:
         response = _session().get(api_url, timeout=TIMEOUT)
     except requests.RequestException as exc:
         raise _failure(api_url, exc) from None
+    if response.status_code == 404:
+        raise InputError(f"no {DISTRIBUTION} bundle is published at {api_url} (HTTP 404); use --from with a bundle file or URL, or a mirror's JSON API")
     if response.status_code != 200:
         raise InputError(f"{api_url}: HTTP {response.status_code}; expected PyPI's JSON API for {DISTRIBUTION} (or --from a bundle file or URL)")
     try:
@@ -118,7 +127,7 @@ def download(url: str, dest: Path, sha256: Optional[str] = None) -> Path:
                     digest.update(chunk)
                     fh.write(chunk)
     except requests.exceptions.ChunkedEncodingError:
-        raise InputError(f"{url}: the download stopped after {received} bytes (truncated); try again") from None
+        raise InputError(f"{url}: the download was cut short (truncated); try again") from None
     except requests.RequestException as exc:
         raise _failure(url, exc) from None
     except OSError as exc:

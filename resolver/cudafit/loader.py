@@ -112,7 +112,7 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
             repair = "`cudafit data rollback` or `cudafit data update` repairs it"
             print(f"cudafit: warning: the installed data update is broken ({exc}); using the data cudafit shipped with. {repair}", file=sys.stderr)
         return embedded, Source("embedded", embedded_root)
-    if updated.data_date > embedded.data_date:
+    if updated.data_date >= embedded.data_date:  # same date: a corrected bundle (2027.1.10.post1)
         return updated, Source("updated", updated_root)
     return embedded, Source("embedded", embedded_root)
 
@@ -170,6 +170,14 @@ def _read_all(files: list[Path]) -> list[bytes]:
         except OSError as exc:
             raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
     return blobs
+
+
+def forget_cache(root: Path) -> None:
+    """Drop the cached records of a data folder that is going away (a pruned update)."""
+    cache = _cache_dir()
+    if cache is not None:
+        for old in cache.glob(f"matrices-{_root_key(root)}-*.pickle"):
+            old.unlink(missing_ok=True)
 
 
 def _root_key(root: Path) -> str:

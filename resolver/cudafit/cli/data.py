@@ -11,27 +11,38 @@ import click
 
 @click.group()
 def data() -> None:
-    """Inspect and check the embedded data (matrices/)."""
+    """The data cudafit reasons with: check it, see how each fact is known, update it without a new
+    cudafit (update, rollback, status), and pack it as a bundle."""
 
 
 @data.command("check")
-@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A matrices folder (default: the embedded data and any installed update).",
+)
 def data_check(folder: Optional[Path]):
     """Load and validate every data file; exit 2 naming file, entry and field of each problem."""
+    from cudafit import datahome
     from cudafit.loader import check, data_dir
 
-    m, problems = check(folder)
-    for problem in problems:
-        click.echo(f"cudafit: error: {problem}", err=True)
-    if problems or m is None:
-        return 2
-    releases = ", ".join(f"{len(found)} {family}" for family, found in m.frameworks.items())
-    click.echo(f"{folder or data_dir()}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, {len(set(m.gpus.values()))} GPUs, releases: {releases}")
-    return 0
+    folders = [folder] if folder else [data_dir(), *filter(None, [datahome.current_root()])]
+    failed = False
+    for root in folders:
+        m, problems = check(root)
+        for problem in problems:
+            click.echo(f"cudafit: error: {problem}", err=True)
+        if problems or m is None:
+            failed = True
+            continue
+        releases = ", ".join(f"{len(found)} {family}" for family, found in m.frameworks.items())
+        click.echo(f"{root}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, {len(set(m.gpus.values()))} GPUs, releases: {releases}")
+    return 2 if failed else 0
 
 
 @data.command("coverage")
-@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the data in use).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu"]), help="Only this framework (repeatable)."
@@ -59,8 +70,11 @@ def data_bundle(folder: Optional[Path], output: str, version: Optional[str]):
     from cudafit.fileio import write_atomic_bytes
     from cudafit.update import build_bundle
 
-    if output.endswith(("/", "\\")) and not Path(output).is_dir():
-        raise click.BadParameter(f"{output!r}: no such folder", param_hint="'-o'")
+    if output.endswith(("/", "\\")):
+        try:
+            Path(output).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.BadParameter(f"{output!r}: cannot create the folder: {exc.strerror}", param_hint="'-o'") from None
     name, blob = build_bundle(folder, version)
     target = Path(output) / name if Path(output).is_dir() else Path(output)
     write_atomic_bytes(target, blob)
@@ -83,18 +97,20 @@ def data_update(source: Optional[str], sha256: Optional[str]):
 
     if sha256 is not None and (len(sha256) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha256)):
         raise click.BadParameter(f"{sha256!r}: expected 64 hexadecimal digits", param_hint="'--sha256'")
-    done = update(source, sha256)
+    done = update(source, sha256, say=lambda text: click.echo(f"cudafit: warning: {text}", err=True))
     if not done.changed:
-        click.echo(f"already up to date: the bundle from {done.source} holds data of {done.manifest.data_date}, and the data in use is as new")
+        what = f"the bundle from {done.source} (data of {done.manifest.data_date}, version {done.manifest.version})"
+        click.echo(f"already up to date: {what} is not newer than the data in use")
         return 0
-    was = done.previous or "the embedded data"
+    was = f"the update {done.previous}" if done.previous else "the data cudafit shipped with"
     click.echo(f"installed data of {done.manifest.data_date} (bundle {done.manifest.version}) from {done.source}; `cudafit data rollback` returns to {was}")
     return 0
 
 
 @data.command("rollback")
 def data_rollback():
-    """Return to the data in use before the last update (or the rollback before it)."""
+    """Swap the data in use with the one before it: after an update, back to the previous data; run
+    again, forward to the update."""
     from cudafit.loader import active
     from cudafit.update import rollback
 
@@ -119,5 +135,6 @@ def data_status(as_json: bool):
     click.echo("newest releases: " + ", ".join(f"{family} {version}" for family, version in info["newest"].items()))
     update = info["update"]
     if update["current"] or update["previous"]:
-        click.echo(f"updates in {update['home']}: current {update['current'] or 'none (embedded)'}, previous {update['previous'] or 'none (embedded)'}")
+        target = update["previous"] or "the embedded data"
+        click.echo(f"installed update: {update['current'] or 'none'} ({update['state']}); rollback target: {target}; in {update['home']}")
     return 0

@@ -47,8 +47,8 @@ def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_
     machine = build_machine(described, matrices)
     res = solve(list(specs), machine, matrices, policy)
     stale = staleness.note(matrices.data_date)
-    if stale:
-        res = res._replace(notes=(*res.notes, stale))
+    if stale:  # a note beside an answer; beside no answer a warning, which is what failures show
+        res = res._replace(notes=(*res.notes, stale)) if res.ok else res._replace(warnings=(*res.warnings, stale))
     if why_not:
         from cudafit.solve import why_not as explain_why_not
 
