@@ -12,6 +12,8 @@
 4. `cudafit check` over 500 generated requirement files, beside requirements-txt-fixer.
 5. `cudafit doctor --json` over a fake environment of 300 distributions with a CUDA torch whose
    Python library is 40 MB (the arch string is read from it, as on a real install).
+6. `cudafit fleet resolve` over a generated kubectl dump of 10,000 nodes in 40 classes (GPU Feature
+   Discovery label sets): whole process, and the parse / group / solve split in process.
 """
 
 from __future__ import annotations
@@ -216,6 +218,112 @@ def bench_doctor(runs: int, env: dict) -> float:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# 10 GPU products x 4 drivers = 40 classes, as GPU Feature Discovery labels them.
+FLEET_GPUS = [
+    ("NVIDIA-A100-SXM4-80GB", "8.0"),
+    ("NVIDIA-H100-80GB-HBM3", "9.0"),
+    ("NVIDIA-L4", "8.9"),
+    ("Tesla-T4", "7.5"),
+    ("NVIDIA-A10G", "8.6"),
+    ("Tesla-V100-SXM2-16GB", "7.0"),
+    ("NVIDIA-L40S", "8.9"),
+    ("NVIDIA-H200", "9.0"),
+    ("NVIDIA-A100-SXM4-40GB", "8.0"),
+    ("NVIDIA-RTX-A6000", "8.6"),
+]
+FLEET_DRIVERS = ["535.104.05", "550.127.05", "570.133.20", "580.65.06"]
+
+
+def fleet_inventory(nodes: int) -> dict:
+    """A kubectl List of `nodes` Nodes with the label sets GFD and a cloud provider put on them."""
+    items = []
+    for i in range(nodes):
+        product, cc = FLEET_GPUS[i % len(FLEET_GPUS)]
+        driver = FLEET_DRIVERS[(i // len(FLEET_GPUS)) % len(FLEET_DRIVERS)]
+        major, minor, rev = driver.split(".")
+        labels = {
+            "beta.kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/hostname": f"gpu-node-{i:05d}",
+            "node.kubernetes.io/instance-type": "p4d.24xlarge",
+            "topology.kubernetes.io/zone": "us-east-1a",
+            "eks.amazonaws.com/nodegroup": f"pool-{i % 7}",
+            "feature.node.kubernetes.io/cpu-model.vendor_id": "Intel",
+            "nvidia.com/cuda.driver-version.full": driver,
+            "nvidia.com/cuda.driver-version.major": major,
+            "nvidia.com/cuda.driver-version.minor": minor,
+            "nvidia.com/cuda.driver-version.revision": rev,
+            "nvidia.com/cuda.driver.major": major,
+            "nvidia.com/cuda.driver.minor": minor,
+            "nvidia.com/cuda.driver.rev": rev,
+            "nvidia.com/cuda.runtime-version.full": "12.4",
+            "nvidia.com/cuda.runtime-version.major": "12",
+            "nvidia.com/cuda.runtime-version.minor": "4",
+            "nvidia.com/gfd.timestamp": "1762185321",
+            "nvidia.com/gpu.compute.major": cc.split(".")[0],
+            "nvidia.com/gpu.compute.minor": cc.split(".")[1],
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.family": "ampere",
+            "nvidia.com/gpu.machine": "p4d.24xlarge",
+            "nvidia.com/gpu.memory": "81920",
+            "nvidia.com/gpu.present": "true",
+            "nvidia.com/gpu.product": product,
+            "nvidia.com/gpu.replicas": "1",
+            "nvidia.com/mig.capable": "false",
+        }
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"gpu-node-{i:05d}", "labels": labels},
+                "status": {"nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "v1.31.2"}},
+            }
+        )
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def bench_fleet(runs: int, env: dict, nodes: int = 10_000) -> tuple[float, float, float, float, int]:
+    """(whole process ms, parse ms, group ms, solve ms, classes) for a generated fleet."""
+    import json
+
+    from cudafit.fleet import inventory
+    from cudafit.fleet.classes import group
+    from cudafit.fleet.solve import solve_fleet
+    from cudafit.loader import load
+    from cudafit.records import Policy
+
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-fleet-"))
+    try:
+        path = folder / "nodes.json"
+        path.write_text(json.dumps(fleet_inventory(nodes)))
+        tool = cudafit_command() + ["fleet", "resolve", "--inventory", str(path), "--python", "3.12", "--json"]
+        subprocess.run(tool, stdout=subprocess.DEVNULL, env=env)
+        whole = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(tool, stdout=subprocess.DEVNULL, env=env)
+            whole.append(time.perf_counter() - start)
+        matrices = load()
+        parse, grouping, solving = [], [], []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            with open(path, "rb") as fh:
+                read = list(inventory.read(fh, str(path)))
+            t1 = time.perf_counter()
+            classes = group(read)
+            t2 = time.perf_counter()
+            solve_fleet(["torch"], classes, matrices, Policy(), "3.12")
+            t3 = time.perf_counter()
+            parse.append(t1 - t0)
+            grouping.append(t2 - t1)
+            solving.append(t3 - t2)
+        return median_ms(whole), median_ms(parse), median_ms(grouping), median_ms(solving), len(classes)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -231,6 +339,7 @@ def main() -> int:
         solver = bench_solver(args.runs)
         check_ms, fixer_ms = bench_check(max(3, args.runs // 3), env)
         doctor_ms = bench_doctor(max(3, args.runs // 3), env)
+        fleet = bench_fleet(max(3, args.runs // 3), env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
@@ -243,6 +352,11 @@ def main() -> int:
     fixer = f", {check_ms / fixer_ms:4.2f}x requirements-txt-fixer ({fixer_ms:.1f} ms)" if fixer_ms else " (requirements-txt-fixer not installed)"
     print(f"  cudafit check, 500 files x 20 lines {check_ms:8.1f} ms   {500 / (check_ms / 1000):6.0f} files/s{fixer} (target < 1000 ms)")
     print(f"  cudafit doctor --json, 300 dists, 40 MB library {doctor_ms:8.1f} ms   ratio {doctor_ms / bare:4.2f}x python -c pass")
+    whole, parse, grouping, solving, classes = fleet
+    print(
+        f"  cudafit fleet resolve, 10,000 nodes, {classes} classes {whole:8.1f} ms (target < 1000 ms): "
+        f"parse {parse:.0f} ms, group {grouping:.0f} ms, solve {solving:.0f} ms"
+    )
     bases = {}
     for what, factor, n, ms in solver:
         base = bases.setdefault(what, ms)

@@ -294,6 +294,9 @@ class Policy(NamedTuple):
     strict_driver: bool = False  # each toolkit's own driver, not minor-version compatibility
     cpu: bool = False  # CPU builds even beside a GPU
     mixed_cuda: bool = False  # allow frameworks on different CUDA majors in one environment
+    # (family, version, tag) of the builds a family may choose from; a family not named is free.
+    # `fleet` asks each node class for the builds that run on every class.
+    only: frozenset[tuple[str, str, str]] = frozenset()
 
 
 # --- answers --------------------------------------------------------------------------------
@@ -326,7 +329,7 @@ class Rejection(NamedTuple):
     family: str  # "torch"
     version: Version
     tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
-    constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint
+    constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint | fleet
     reason: str
     evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
     cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, a joint rejection's Clash kind, or "" (read the constraint)

@@ -195,6 +195,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     rejections: list[Rejection] = []
     for family, member_specs in families.items():
         accepted, rejected = BY_FAMILY[family].candidates(member_specs, machine, matrices, policy, extras.get(family, frozenset()))
+        accepted = _only(family, accepted, policy, rejected)
         offered.append((family, accepted))
         rejections.extend(rejected)
 
@@ -246,6 +247,19 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         clashes=tuple(clashes),
         pythons=_pythons(chosen, machine, matrices),
     )
+
+
+def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list[Rejection]) -> list[Candidate]:
+    allowed = {key for key in policy.only if key[0] == family}
+    if not allowed:
+        return accepted
+    kept = []
+    for c in accepted:
+        if (c.family, str(c.version), c.tag) in allowed:
+            kept.append(c)
+        else:
+            rejected.append(Rejection(family, c.version, c.tag, "fleet", "runs here, but not on every node class of the fleet"))
+    return kept
 
 
 def _pythons(chosen: list[Candidate], machine: Machine, matrices: Matrices) -> frozenset[str]:

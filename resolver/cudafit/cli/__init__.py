@@ -28,6 +28,7 @@ COMMANDS = {
     "env-script": ("cudafit.cli.toolkits", "env_script"),
     "gpus": ("cudafit.cli.gpus", "gpus_command"),
     "data": ("cudafit.cli.data", "data"),
+    "fleet": ("cudafit.cli.fleet", "fleet"),
 }
 
 

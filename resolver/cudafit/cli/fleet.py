@@ -1,0 +1,75 @@
+"""`cudafit fleet resolve`: one answer for a cluster's inventory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import click
+
+from cudafit.cli.options import load_matrices, policy_options
+
+
+@click.group()
+def fleet() -> None:
+    """One answer for a cluster: the set that runs on every node class, and what holds it back."""
+
+
+@fleet.command("resolve")
+@click.argument("specs", nargs=-1)
+@click.option(
+    "--inventory",
+    "inventory",
+    required=True,
+    metavar="FILE|-",
+    help="cudafit JSON, `kubectl get nodes -o json`, NDJSON, or Slurm `scontrol show nodes [--json|-o]` output.",
+)
+@click.option("--python", "python", metavar="X.Y", help="The Python of the environment the nodes run (default: this one).")
+@click.option("--pool-label", metavar="KEY", help="The node label that names a node's pool (Kubernetes).")
+@click.option(
+    "--gres-map", "gres_map", multiple=True, metavar="TYPE=GPU NAME", help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'."
+)
+@click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'.")
+@click.option("--default-driver", metavar="VERSION", help="The driver of Slurm nodes whose features do not name one.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@policy_options
+def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, as_json, policy):
+    """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
+    from cudafit.fleet import inventory as inv
+    from cudafit.fleet.classes import group
+    from cudafit.fleet.report import fleet_json, fleet_text
+    from cudafit.fleet.solve import solve_fleet
+    from cudafit.machine import check_python
+
+    mapping = {}
+    for item in gres_map:
+        kind, sep, name = item.partition("=")
+        if not sep or not kind or not name:
+            raise click.BadParameter(f"{item!r}: expected TYPE=GPU NAME", param_hint="'--gres-map'")
+        mapping[kind] = name
+    options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
+    matrices = load_matrices()
+    checked: Optional[str] = check_python(python, matrices) if python else None
+    nodes = _read(inventory, options, inv)
+    classes = group(nodes)
+    if not classes:
+        raise click.BadParameter(f"{inventory}: no nodes", param_hint="'--inventory'")
+    answer = solve_fleet(list(specs) or ["torch"], classes, matrices, policy, checked)
+    if as_json:
+        click.echo(json.dumps(fleet_json(answer), indent=2))
+    else:
+        click.echo(fleet_text(answer), nl=False)
+    return 0 if answer.fleet is not None else 1
+
+
+def _read(path: str, options, inv) -> list:
+    from cudafit.errors import InputError
+
+    if path == "-":
+        return list(inv.read(sys.stdin.buffer, "<stdin>", options))
+    try:
+        with open(path, "rb") as fh:
+            return list(inv.read(fh, path, options))
+    except OSError as exc:
+        raise InputError(f"--inventory {path}: {exc.strerror}") from None

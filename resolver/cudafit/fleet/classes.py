@@ -1,0 +1,70 @@
+"""Nodes that look alike to the solver (same OS, arch, driver and GPU models) form one class: the
+solver runs once per class, not once per node."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import NamedTuple, Optional
+
+from cudafit.fleet.inventory import NO_GPU, Node
+from cudafit.gpus import normalize_gpu_name
+
+SAMPLES = 3  # node names kept per class, to point at
+
+
+class NodeClass(NamedTuple):
+    key: str  # "a100-sxm4-80gb-535.104.05"
+    nodes: int
+    pools: dict[str, int]  # pool -> nodes of this class in it
+    samples: tuple[str, ...]
+    os: str
+    arch: str
+    driver: Optional[str]
+    gpus: tuple[str, ...]
+    compute_capabilities: tuple[str, ...]
+    problem: Optional[str]  # the inventory could not read these nodes as a machine
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def class_key(node: Node) -> str:
+    hardware = "+".join(_slug(normalize_gpu_name(g)) for g in node.gpus) or "+".join(f"cc{c}" for c in node.compute_capabilities) or "no-gpu"
+    platform = "" if (node.os, node.arch) == ("linux", "x86_64") else f"-{node.os}-{node.arch}"
+    if node.problem == NO_GPU:
+        return f"no-gpu{platform}"
+    if node.problem:
+        return f"unreadable-{'-'.join(_slug(node.problem).split('-')[:6])}{platform}"
+    return f"{hardware}-{node.driver or 'no-driver'}{platform}"
+
+
+def group(nodes: Iterable[Node]) -> list[NodeClass]:
+    """Classes, largest first (then by key); counts and pools summed over their nodes."""
+    found: dict[str, dict] = {}
+    for node in nodes:
+        key = class_key(node)
+        entry = found.get(key)
+        if entry is None:
+            entry = found[key] = {"node": node, "count": 0, "pools": {}, "samples": []}
+        entry["count"] += node.nodes
+        entry["pools"][node.pool] = entry["pools"].get(node.pool, 0) + node.nodes
+        if len(entry["samples"]) < SAMPLES:
+            entry["samples"].append(node.name)
+    classes = [
+        NodeClass(
+            key=key,
+            nodes=e["count"],
+            pools=dict(sorted(e["pools"].items())),
+            samples=tuple(e["samples"]),
+            os=e["node"].os,
+            arch=e["node"].arch,
+            driver=e["node"].driver,
+            gpus=tuple(dict.fromkeys(e["node"].gpus)),
+            compute_capabilities=e["node"].compute_capabilities,
+            problem=e["node"].problem,
+        )
+        for key, e in found.items()
+    ]
+    return sorted(classes, key=lambda c: (-c.nodes, c.key))

@@ -1,0 +1,159 @@
+"""`cudafit fleet resolve`: inventories of real shapes (GFD labels old and new, a two-part driver,
+Slurm JSON and text with site GRES names, NDJSON), classes, the fleet answer, blocking classes,
+pools, and bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.cli import main
+from cudafit.errors import InputError
+from cudafit.fleet import inventory
+from cudafit.fleet.classes import group
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fleet"
+KUBE = FIXTURES / "kubectl-mixed.json"
+SLURM_MAP = ["--gres-map", "a100=NVIDIA A100-SXM4-80GB", "--gres-map", "v100=Tesla V100-SXM2-16GB", "--gres-map", "h200=NVIDIA H200", "--driver-feature", "nvdriver_(.+)"]
+
+
+def fleet(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(main, ["fleet", "resolve", "--python", "3.12", *args], input=stdin)
+
+
+def nodes_of(path: Path, options: inventory.Options = inventory.DEFAULTS) -> list[inventory.Node]:
+    with open(path, "rb") as fh:
+        return list(inventory.read(fh, str(path), options))
+
+
+def test_gfd_labels_old_new_and_a_two_part_driver():
+    nodes = {n.name: n for n in nodes_of(KUBE)}
+    assert nodes["a100-0"].driver == "535.104.05" and nodes["a100-0"].pool == "train-a100"
+    assert nodes["v100-0"].driver == "470.256.02"  # only the deprecated nvidia.com/cuda.driver.* labels
+    assert nodes["l4-0"].driver == "550.120" and nodes["l4-0"].gpus == ("NVIDIA-L4",)  # empty revision; -SHARED dropped
+    assert nodes["cpu-0"].problem == inventory.NO_GPU
+
+
+def test_kubectl_fleet_answer_blocking_and_pools():
+    result = fleet("--inventory", str(KUBE), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True
+    assert [p["requirement"] for p in data["fleet"]["packages"]] == ["torch==2.7.1+cu118"]
+    assert data["blocking"] == [
+        {"class": "v100-sxm2-16gb-470.256.02", "count": 2, "reason": "driver 470.256.02 < 525.60.13 (CUDA 12.x minor-version compatibility floor)", "gain": "torch==2.14.1+cu126"}
+    ]
+    assert data["pools"]["train-a100"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    first = data["classes"][0]
+    assert first["key"] == "a100-sxm4-80gb-535.104.05" and first["count"] == 6 and first["sample_nodes"] == ["a100-0", "a100-1", "a100-2"]
+    assert first["machine"]["gpus"] == [{"name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
+    assert any("no-gpu" in n for n in data["notes"])  # reported, not dropped silently
+    text = fleet("--inventory", str(KUBE)).stdout
+    assert text.splitlines()[1] == "every class runs: torch==2.7.1+cu118" and "holding the fleet back:" in text
+
+
+def test_ndjson_and_cudafit_inventories_give_the_same_answer(tmp_path):
+    items = json.loads(KUBE.read_text())["items"]
+    ndjson = "\n".join(json.dumps(i) for i in items) + "\n"
+    a = json.loads(fleet("--inventory", "-", "--json", stdin=ndjson).stdout)
+    own = [
+        {"name": "a100", "pool": "train", "count": 6, "machine": {"os": "linux", "arch": "x86_64", "driver": "535.104.05", "gpus": [{"name": "NVIDIA A100-SXM4-80GB"}]}},
+        {"name": "v100", "pool": "legacy", "count": 2, "os": "linux", "arch": "x86_64", "driver": "470.256.02", "gpus": ["Tesla V100-SXM2-16GB"]},
+    ]
+    (tmp_path / "own.json").write_text(json.dumps({"nodes": own}))
+    b = json.loads(fleet("--inventory", str(tmp_path / "own.json"), "--json").stdout)
+    assert a["fleet"]["packages"][0]["requirement"] == b["fleet"]["packages"][0]["requirement"] == "torch==2.7.1+cu118"
+    assert [c["count"] for c in b["classes"]] == [6, 2]
+
+
+def test_ndjson_is_read_line_by_line():
+    lines = (json.dumps({"name": f"n{i}", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/cuda.driver-version.full": "535.104.05"}}) for i in range(3))
+    stream = io.BytesIO(("\n".join(lines) + "\n").encode())
+    nodes = inventory.read(stream, "s", inventory.Options())
+    assert next(iter(nodes)).name == "n0"  # a generator: the stream is not read whole first
+
+
+def test_slurm_json_and_text_with_site_gres_names():
+    options = inventory.Options(gres_map={"a100": "NVIDIA A100-SXM4-80GB", "v100": "Tesla V100-SXM2-16GB"}, driver_feature="nvdriver_(.+)")
+    classes = group(nodes_of(FIXTURES / "slurm-nodes.json", options))
+    assert [(c.key, c.nodes) for c in classes] == [("a100-sxm4-80gb-535.104.05", 4), ("no-gpu", 1), ("v100-sxm2-16gb-470.256.02", 1)]
+    assert classes[0].pools == {"gpu": 4}
+    text = fleet("--inventory", str(FIXTURES / "slurm-nodes.txt"), *SLURM_MAP, "--default-driver", "570.133.20", "--json")
+    data = json.loads(text.stdout)
+    keys = {c["key"]: c for c in data["classes"]}
+    assert "h200-570.133.20" in keys  # no driver feature: the default driver
+    unmapped = fleet("--inventory", str(FIXTURES / "slurm-nodes.txt"), "--driver-feature", "nvdriver_(.+)", "--json")
+    problems = [c.get("problem", "") for c in json.loads(unmapped.stdout)["classes"]]
+    assert any("GRES type 'a100' is not mapped" in p for p in problems)
+
+
+def test_labels_that_disagree_and_a_driver_that_cannot_drive_its_gpu(tmp_path):
+    items = [
+        {"metadata": {"name": "x", "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/cuda.driver-version.full": "535.104.05",
+                                               "nvidia.com/cuda.driver.major": "550", "nvidia.com/cuda.driver.minor": "54", "nvidia.com/cuda.driver.rev": "15"}}},
+        {"metadata": {"name": "b200", "labels": {"nvidia.com/gpu.product": "NVIDIA-B200", "nvidia.com/cuda.driver-version.full": "535.104.05"}}},
+        {"metadata": {"name": "ok", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/cuda.driver-version.full": "570.133.20"}}},
+    ]
+    (tmp_path / "k.json").write_text(json.dumps({"kind": "List", "items": items}))
+    data = json.loads(fleet("--inventory", str(tmp_path / "k.json"), "--json").stdout)
+    problems = {c["key"]: c.get("problem") for c in data["classes"]}
+    assert any(p and p.startswith("driver labels disagree") for p in problems.values())
+    assert problems["b200-535.104.05"].startswith("broken: driver 535.104.05 predates Blackwell")
+    assert data["ok"] is True and len(data["notes"]) == 2
+
+
+def test_no_set_runs_everywhere_exits_1(tmp_path):
+    own = [{"name": "new", "driver": "570.133.20", "gpus": ["NVIDIA GeForce RTX 5090"]}, {"name": "old", "driver": "470.256.02", "gpus": ["Tesla K80"]}]
+    (tmp_path / "i.json").write_text(json.dumps(own))
+    result = fleet("--inventory", str(tmp_path / "i.json"), "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and data["fleet"] is None and "no torch build runs on every node class" in data["notes"][0]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"hello world\n", "not an inventory cudafit reads"),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+        (b'{"kind": "List", "items": [', "not valid JSON"),
+        (b'[{"driver": "535.104.05", "gpus": ["Tesla T4"], "count": 0}]', "field 'count'"),
+        (b'[{"driver": 535, "gpus": ["Tesla T4"]}]', "field 'driver'"),
+        (b'{"name": "a"}\n{"name": \n', ":2: not a JSON object"),
+        (b"NodeName=a Gres=gpu:a100:1\nthis is not a node\n", ":2: expected `scontrol show nodes -o` lines"),
+    ],
+)
+def test_bad_inventories_are_one_line(tmp_path, content, message):
+    path = tmp_path / "inv"
+    path.write_bytes(content)
+    result = fleet("--inventory", str(path))
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_unknown_gpu_is_a_class_problem_not_a_crash(tmp_path):
+    (tmp_path / "i.json").write_text(json.dumps([{"driver": "535.104.05", "gpus": ["NVIDIA Imaginary 9000"]}, {"driver": "535.104.05", "gpus": ["Tesla T4"]}]))
+    data = json.loads(fleet("--inventory", str(tmp_path / "i.json"), "--json").stdout)
+    assert data["ok"] is True and any("not in cudafit's GPU table" in (c.get("problem") or "") for c in data["classes"])
+
+
+def test_missing_inventory_and_bad_gres_map():
+    assert "No such file" in fleet("--inventory", "/nonexistent/inv.json").stderr
+    result = fleet("--inventory", str(KUBE), "--gres-map", "a100")
+    assert result.exit_code == 2 and "expected TYPE=GPU NAME" in result.stderr
+
+
+def test_read_raises_on_empty_nodes_list(tmp_path):
+    with pytest.raises(InputError):
+        list(inventory.read(io.BytesIO(b"{}"), "x", inventory.Options()))
+
+
+def test_joint_specs_blocking_gain_is_the_whole_set():
+    data = json.loads(fleet("torch", "tensorflow", "--inventory", str(KUBE), "--json").stdout)
+    assert data["ok"] is False and data["notes"][0] == "no tensorflow build runs on every node class"
+    assert data["blocking"][0]["gain"] == "torch==2.12.1+cu126, tensorflow[and-cuda]==2.21.0"
+    assert data["pools"]["legacy"] is None and data["pools"]["infer"]["packages"][1]["requirement"] == "tensorflow[and-cuda]==2.21.0"
