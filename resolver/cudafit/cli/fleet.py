@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from cudafit.cli.options import load_matrices, policy_options
+
+if TYPE_CHECKING:
+    from cudafit.fleet.inventory import Node, Options
 
 
 @click.group()
@@ -48,6 +52,15 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
         if not sep or not kind or not name:
             raise click.BadParameter(f"{item!r}: expected TYPE=GPU NAME", param_hint="'--gres-map'")
         mapping[kind] = name
+    if driver_feature is not None:
+        import re
+
+        try:
+            groups = re.compile(driver_feature).groups
+        except re.error as exc:
+            raise click.BadParameter(f"{driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
+        if groups != 1:
+            raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
     options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
     matrices = load_matrices()
     checked: Optional[str] = check_python(python, matrices) if python else None
@@ -63,7 +76,7 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
     return 0 if answer.fleet is not None else 1
 
 
-def _read(path: str, options, inv) -> list:
+def _read(path: str, options: Options, inv: ModuleType) -> list[Node]:
     from cudafit.errors import InputError
 
     if path == "-":
