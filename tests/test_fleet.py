@@ -123,7 +123,11 @@ def test_no_set_runs_everywhere_exits_1(tmp_path):
         (b'{"kind": "List", "items": [', "not valid JSON"),
         (b'[{"driver": "535.104.05", "gpus": ["Tesla T4"], "count": 0}]', "field 'count'"),
         (b'[{"driver": 535, "gpus": ["Tesla T4"]}]', "field 'driver'"),
-        (b'{"name": "a"}\n{"name": \n', ":2: not a JSON object"),
+        (b'{"name": "a", "driver": "535.104.05", "gpus": ["Tesla T4"]}\n{"name": \n', ":2: not a JSON object"),
+        (b'{"a": 1}\n{"b": 2}\n', ":1: not a node"),
+        (b'{"apiVersion": "v1", "kind": "List", "items": []}\n', "no nodes"),
+        (b'{"nodes": 5}\n', "not an inventory cudafit reads"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
         (b"NodeName=a Gres=gpu:a100:1\nthis is not a node\n", ":2: expected `scontrol show nodes -o` lines"),
     ],
 )
@@ -154,6 +158,54 @@ def test_read_raises_on_empty_nodes_list(tmp_path):
 
 def test_joint_specs_blocking_gain_is_the_whole_set():
     data = json.loads(fleet("torch", "tensorflow", "--inventory", str(KUBE), "--json").stdout)
-    assert data["ok"] is False and data["notes"][0] == "no tensorflow build runs on every node class"
+    assert data["ok"] is False and data["notes"][0] == "no tensorflow build runs on class(es) v100-sxm2-16gb-470.256.02"
     assert data["blocking"][0]["gain"] == "torch==2.12.1+cu126, tensorflow[and-cuda]==2.21.0"
     assert data["pools"]["legacy"] is None and data["pools"]["infer"]["packages"][1]["requirement"] == "tensorflow[and-cuda]==2.21.0"
+
+
+def test_readme_example_is_the_fixtures_output():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    start = readme.index("$ cudafit fleet resolve --inventory nodes.json --python 3.12\n")
+    shown = readme[start:].split("\n", 1)[1].split("```", 1)[0]
+    assert fleet("--inventory", str(KUBE)).stdout == shown
+
+
+def test_advice_only_for_limits_a_driver_lifts(tmp_path):
+    own = [
+        {"name": "a100", "count": 10, "driver": "535.104.05", "gpus": ["NVIDIA A100-SXM4-80GB"]},
+        {"name": "b200", "count": 2, "driver": "580.65.06", "gpus": ["NVIDIA B200"]},  # no cu126 kernels: no driver helps
+        {"name": "v100", "count": 1, "driver": "470.256.02", "gpus": ["Tesla V100-SXM2-16GB"]},
+    ]
+    (tmp_path / "i.json").write_text(json.dumps(own))
+    data = json.loads(fleet("--inventory", str(tmp_path / "i.json"), "--json").stdout)
+    assert [b["class"] for b in data["blocking"]] == ["v100-sxm2-16gb-470.256.02"]
+    assert "needs driver >= 525.60.13" in data["blocking"][0]["reason"] or "525.60.13" in data["blocking"][0]["reason"]
+    # what every node runs after the upgrade, solved with the upgraded driver: the B200 still rules cu126 out
+    assert "cu126" not in data["blocking"][0]["gain"]
+
+
+def test_pinned_line_gain_carries_the_gpu(tmp_path):
+    # torch==2.11.*: cu128 dropped Volta, so an upgraded V100 gets cu126, and so does the advice.
+    data = json.loads(fleet("torch==2.11.*", "--inventory", str(KUBE), "--json").stdout)
+    for b in data["blocking"]:
+        assert b["gain"] == "torch==2.11.0+cu126"
+
+
+def test_class_without_an_answer_says_why():
+    data = json.loads(fleet("torch", "tensorflow", "--inventory", str(KUBE), "--json").stdout)
+    v100 = next(c for c in data["classes"] if c["key"].startswith("v100"))
+    assert v100["best"] is None and v100["problem"].startswith("no answer of its own")
+
+
+def test_product_and_compute_labels_that_disagree(tmp_path):
+    labels = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/cuda.driver-version.full": "535.104.05"}
+    items = [
+        {"metadata": {"name": "good", "labels": {**labels, "nvidia.com/gpu.compute.major": "8", "nvidia.com/gpu.compute.minor": "0"}}},
+        {"metadata": {"name": "bad", "labels": {**labels, "nvidia.com/gpu.compute.major": "7", "nvidia.com/gpu.compute.minor": "0"}}},
+        {"metadata": {"name": "new", "labels": {**labels, "nvidia.com/gpu.product": "NVIDIA-Foo-9000", "nvidia.com/gpu.compute.major": "8", "nvidia.com/gpu.compute.minor": "9"}}},
+    ]
+    (tmp_path / "k.json").write_text(json.dumps({"kind": "List", "items": items}))
+    data = json.loads(fleet("--inventory", str(tmp_path / "k.json"), "--json").stdout)
+    problems = {c["sample_nodes"][0]: c.get("problem") for c in data["classes"]}
+    assert problems["bad"].startswith("labels disagree") and problems["good"] is None
+    assert problems["new"] is None  # an unknown product runs on its compute labels

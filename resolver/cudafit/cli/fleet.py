@@ -12,6 +12,9 @@ import click
 from cudafit.cli.options import load_matrices, policy_options
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from cudafit.fleet.classes import NodeClass
     from cudafit.fleet.inventory import Node, Options
 
 
@@ -61,11 +64,12 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
             raise click.BadParameter(f"{driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
         if groups != 1:
             raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
+    if default_driver is not None and inv.driver_problem(default_driver, "--default-driver"):
+        raise click.BadParameter(str(inv.driver_problem(default_driver, "value")), param_hint="'--default-driver'")
     options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
     matrices = load_matrices()
     checked: Optional[str] = check_python(python, matrices) if python else None
-    nodes = _read(inventory, options, inv)
-    classes = group(nodes)
+    classes = _classes(inventory, options, inv, group)
     if not classes:
         raise click.BadParameter(f"{inventory}: no nodes", param_hint="'--inventory'")
     answer = solve_fleet(list(specs) or ["torch"], classes, matrices, policy, checked)
@@ -76,13 +80,17 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
     return 0 if answer.fleet is not None else 1
 
 
-def _read(path: str, options: Options, inv: ModuleType) -> list[Node]:
+def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]]) -> list[NodeClass]:
+    """The node classes of the inventory; nodes are grouped as they are read (an NDJSON stream
+    never sits in memory whole)."""
     from cudafit.errors import InputError
 
     if path == "-":
-        return list(inv.read(sys.stdin.buffer, "<stdin>", options))
+        return group(inv.read(sys.stdin.buffer, "<stdin>", options))
     try:
         with open(path, "rb") as fh:
-            return list(inv.read(fh, path, options))
+            return group(inv.read(fh, path, options))
+    except IsADirectoryError:
+        raise InputError(f"--inventory {path}: a folder; give the inventory file") from None
     except OSError as exc:
         raise InputError(f"--inventory {path}: {exc.strerror}") from None

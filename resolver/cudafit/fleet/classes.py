@@ -36,25 +36,28 @@ def class_key(node: Node) -> str:
     if node.problem == NO_GPU:
         return f"no-gpu{platform}"
     if node.problem:
-        return f"unreadable-{'-'.join(_slug(node.problem).split('-')[:6])}{platform}"
+        return f"unreadable-{'-'.join(_slug(node.problem).split('-')[:6]).strip('.-')}{platform}"
     return f"{hardware}-{node.driver or 'no-driver'}{platform}"
 
 
 def group(nodes: Iterable[Node]) -> list[NodeClass]:
     """Classes, largest first (then by key); counts and pools summed over their nodes."""
-    found: dict[str, dict] = {}
+    # Nodes whose labels give the same names but different compute capabilities stay apart, so
+    # that a product label contradicting the compute labels is seen on its own nodes.
+    found: dict[tuple[str, tuple[str, ...]], dict] = {}
     for node in nodes:
-        key = class_key(node)
-        entry = found.get(key)
+        group_key = (class_key(node), node.compute_capabilities)
+        entry = found.get(group_key)
         if entry is None:
-            entry = found[key] = {"node": node, "count": 0, "pools": {}, "samples": []}
+            entry = found[group_key] = {"node": node, "count": 0, "pools": {}, "samples": []}
         entry["count"] += node.nodes
         entry["pools"][node.pool] = entry["pools"].get(node.pool, 0) + node.nodes
         if len(entry["samples"]) < SAMPLES:
             entry["samples"].append(node.name)
+    shown = [k for k, _ccs in found]
     classes = [
         NodeClass(
-            key=key,
+            key=key if shown.count(key) == 1 else f"{key}-cc{'+'.join(ccs) or 'none'}",
             nodes=e["count"],
             pools=dict(sorted(e["pools"].items())),
             samples=tuple(e["samples"]),
@@ -65,6 +68,6 @@ def group(nodes: Iterable[Node]) -> list[NodeClass]:
             compute_capabilities=e["node"].compute_capabilities,
             problem=e["node"].problem,
         )
-        for key, e in found.items()
+        for (key, ccs), e in found.items()
     ]
     return sorted(classes, key=lambda c: (-c.nodes, c.key))

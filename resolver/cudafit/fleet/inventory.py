@@ -39,7 +39,13 @@ _ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "
 # GFD appends how a GPU is shared or partitioned to the product name; the chip is what remains.
 _PRODUCT_SUFFIX = re.compile(r"-(SHARED|MIG-.*)$", re.IGNORECASE)
 MAX_LINE = 1 << 20  # one node's JSON; a longer line is not a node
-NO_GPU = "no NVIDIA GPU on the node (no GPU labels or GRES; or GPU Feature Discovery not running)"
+NO_GPU = "no NVIDIA GPU on the node"
+_DRIVER = re.compile(r"\d{3,}\.\d+(\.\d+)?")
+
+
+def driver_problem(text: str, what: str) -> Optional[str]:
+    """Why `text` (from `what`) is no NVIDIA driver version, or None."""
+    return None if _DRIVER.fullmatch(text) else f"{what} {text!r} is not an NVIDIA driver version (like 535.104.05)"
 
 
 class Node(NamedTuple):
@@ -66,62 +72,76 @@ DEFAULTS = Options()
 
 def read(stream: IO[bytes], label: str, options: Options = DEFAULTS) -> Iterator[Node]:
     """The nodes of an inventory, whatever its format; InputError naming `label` when none fits."""
-    head = stream.read(4096)
-    text_head = _decode(head, label, 1)
-    first = text_head.lstrip()[:1]
-    if text_head.lstrip().startswith("NodeName="):
-        return _slurm_text(_lines(head, stream, label), label, options)
-    if first in ("{", "["):
-        rest_is_ndjson = first == "{" and _looks_like_ndjson(head)
-        if rest_is_ndjson:
-            return _ndjson(_lines(head, stream, label), label, options)
-        body = head + stream.read()
+    first_line = _first_line(stream, label)
+    _decode(first_line, label, 1)
+    text = first_line.lstrip(b"\xef\xbb\xbf").lstrip()
+    if text.startswith(b"NodeName="):
+        return _slurm_text(_lines(first_line, stream, label), label, options)
+    if text.startswith(b"{") and _ndjson_start(first_line, stream):
+        return _ndjson(_lines(first_line, stream, label), label, options)
+    if text.startswith((b"{", b"[")):
+        body = first_line + stream.read()
         try:
             doc = json.loads(_decode(body, label, 1))
         except json.JSONDecodeError as exc:
             raise InputError(f"{label}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InputError(f"{label}: JSON nested too deeply to be an inventory") from None
         return iter(list(_json_document(doc, label, options)))
     raise InputError(f"{label}: not an inventory cudafit reads (cudafit JSON, kubectl get nodes -o json, NDJSON, or Slurm scontrol output)")
+
+
+def _first_line(stream: IO[bytes], label: str) -> bytes:
+    """The first line, whole (a kubectl Node on one line is often longer than any fixed peek)."""
+    line = stream.readline(MAX_LINE + 1)
+    if len(line) > MAX_LINE:
+        line += stream.read()  # one long line: a JSON document, not NDJSON
+    return line
+
+
+def _ndjson_start(first_line: bytes, stream: IO[bytes]) -> bool:
+    """One JSON object per line: the first line is a whole object and another non-empty line follows."""
+    try:
+        if not isinstance(json.loads(first_line), dict):
+            return False
+    except (ValueError, RecursionError):
+        return False
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        ahead = peek(256)
+    elif stream.seekable():
+        where = stream.tell()
+        ahead = stream.read(256)
+        stream.seek(where)
+    else:
+        ahead = b""
+    return bool(ahead.strip())
 
 
 def _decode(blob: bytes, label: str, line: int) -> str:
     try:
         return blob.decode("utf-8-sig") if line == 1 else blob.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start >= len(blob) - 4 and len(blob) >= 4096:
-            return blob[: exc.start].decode("utf-8-sig" if line == 1 else "utf-8")  # a character cut by the 4 KiB read
-        raise InputError(f"{label}:{line}: not UTF-8 text (byte {exc.start})") from None
+        raise InputError(f"{label}:{line}: not UTF-8 text (byte {exc.start} of the line)") from None
 
 
-def _looks_like_ndjson(head: bytes) -> bool:
-    # A first line that is a whole JSON object and is followed by another line: one node per line.
-    first, newline, _ = head.partition(b"\n")
-    if not newline:
-        return False
-    try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:
-        return False
-
-
-def _lines(head: bytes, stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
-    buffer = head
-    number = 0
+def _lines(first: bytes, stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
+    number = 1
+    if first.strip():
+        yield number, _decode(first.rstrip(b"\r\n"), label, number)
     while True:
-        newline = buffer.find(b"\n")
-        if newline < 0:
-            more = stream.read(65536)
-            if not more:
-                break
-            buffer += more
-            if len(buffer) > MAX_LINE:
-                raise InputError(f"{label}:{number + 1}: a line longer than {MAX_LINE} bytes is not a node")
-            continue
-        raw, buffer = buffer[:newline], buffer[newline + 1 :]
+        raw = stream.readline(MAX_LINE + 1)
+        if not raw:
+            return
         number += 1
-        yield number, _decode(raw, label, number)
-    if buffer.strip():
-        yield number + 1, _decode(buffer, label, number + 1)
+        if len(raw) > MAX_LINE:
+            raise InputError(f"{label}:{number}: a line longer than {MAX_LINE} bytes is not a node")
+        if raw.strip():
+            yield number, _decode(raw.rstrip(b"\r\n"), label, number)
+
+
+def _is_kube(item: object) -> bool:
+    return isinstance(item, dict) and (item.get("kind") == "Node" or "metadata" in item or "labels" in item)
 
 
 def _json_document(doc: object, label: str, options: Options) -> Iterable[Node]:
@@ -129,27 +149,33 @@ def _json_document(doc: object, label: str, options: Options) -> Iterable[Node]:
         for i, item in enumerate(doc["items"]):
             yield kube_node(item, f"{label}: items[{i}]", options)
         return
+    if _is_kube(doc):  # one Node: kubectl get node NAME -o json
+        yield kube_node(doc, label, options)
+        return
     if isinstance(doc, dict) and isinstance(doc.get("nodes"), list) and any(isinstance(n, dict) and "gres" in n for n in doc["nodes"]):
         for i, item in enumerate(doc["nodes"]):
             yield slurm_json_node(item, f"{label}: nodes[{i}]", options)
         return
     items = doc.get("nodes") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
-        raise InputError(f'{label}: a JSON inventory is a list of nodes, {{"nodes": [...]}}, or kubectl\'s List of Nodes')
+        raise InputError(f'{label}: not an inventory cudafit reads: a JSON inventory is a list of nodes, {{"nodes": [...]}}, or kubectl\'s List of Nodes')
     for i, item in enumerate(items):
-        yield cudafit_node(item, f"{label}: node {i + 1}")
+        if _is_kube(item):  # kubectl get nodes -o json | jq .items
+            yield kube_node(item, f"{label}: [{i}]", options)
+        else:
+            yield cudafit_node(item, f"{label}: node {i + 1}")
 
 
 def _ndjson(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
     for number, text in lines:
-        if not text.strip():
-            continue
         try:
             item = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{label}:{number}: not a JSON object ({exc.msg})") from None
+        except RecursionError:
+            raise InputError(f"{label}:{number}: JSON nested too deeply to be a node") from None
         where = f"{label}:{number}"
-        if isinstance(item, dict) and ("metadata" in item or "labels" in item):
+        if _is_kube(item):
             yield kube_node(item, where, options)
         else:
             yield cudafit_node(item, where)
@@ -164,6 +190,8 @@ def cudafit_node(item: object, where: str) -> Node:
     machine = item.get("machine", item)
     if not isinstance(machine, dict):
         raise InputError(f"{where}: 'machine' is not an object")
+    if not {"driver", "gpus", "os"} & set(machine):
+        raise InputError(f"{where}: not a node: expected the machine fields os, arch, driver and gpus (and count, pool)")
     count = item.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise InputError(f"{where}: field 'count': expected a positive integer, got {count!r}")
@@ -180,6 +208,8 @@ def cudafit_node(item: object, where: str) -> Node:
     driver = machine.get("driver")
     if driver is not None and not isinstance(driver, str):
         raise InputError(f"{where}: field 'driver': expected a string like \"535.104.05\" or null, got {driver!r}")
+    if driver is not None and driver_problem(driver, "driver"):
+        raise InputError(f"{where}: field 'driver': {driver_problem(driver, 'driver')}")
     return Node(
         name=str(item.get("name") or where),
         pool=str(item.get("pool") or "default"),
@@ -206,13 +236,17 @@ def kube_node(item: object, where: str, options: Options) -> Node:
     name = str(metadata.get("name") or item.get("name") or labels.get("kubernetes.io/hostname") or where)
     status: dict = item["status"] if isinstance(item.get("status"), dict) else {}
     info: dict = status["nodeInfo"] if isinstance(status.get("nodeInfo"), dict) else {}
-    arch = labels.get("kubernetes.io/arch") or info.get("architecture") or "amd64"
-    os_name = labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux"
+    # A bare labels stream may leave these out; GPU nodes are Linux, and x86_64 unless a label says.
+    arch = labels.get("kubernetes.io/arch") or labels.get("beta.kubernetes.io/arch") or info.get("architecture") or "amd64"
+    os_name = labels.get("kubernetes.io/os") or labels.get("beta.kubernetes.io/os") or info.get("operatingSystem") or "linux"
     pool = next((labels[k] for k in ([options.pool_label] if options.pool_label else POOL_LABELS) if k in labels), "default")
     base = Node(name=name, pool=pool, os=str(os_name).lower(), arch=_ARCH.get(str(arch).lower(), str(arch)))
     if labels.get("nvidia.com/gpu.present") == "false" or not any(k.startswith("nvidia.com/") for k in labels):
         return base._replace(problem=NO_GPU)
     driver, problem = _kube_driver(labels)
+    if problem:
+        return base._replace(problem=problem)
+    problem = driver_problem(driver, "driver label") if driver else None
     if problem:
         return base._replace(problem=problem)
     product = labels.get("nvidia.com/gpu.product", "")
@@ -221,7 +255,7 @@ def kube_node(item: object, where: str, options: Options) -> Node:
     cc = f"{major}.{minor}" if major and minor and major.isdigit() and minor.isdigit() else None
     if not product and cc is None:
         return base._replace(driver=driver, problem="no nvidia.com/gpu.product or gpu.compute labels")
-    return base._replace(driver=driver, gpus=(product,) if product else (), compute_capabilities=(cc,) if cc and not product else ())
+    return base._replace(driver=driver, gpus=(product,) if product else (), compute_capabilities=(cc,) if cc else ())
 
 
 def _kube_driver(labels: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
@@ -252,9 +286,7 @@ def _gres_gpus(gres: str, where: str, options: Options) -> tuple[list[str], Opti
         fields = part.split("(")[0].split(":")
         if fields[0] != "gpu":
             continue
-        kind = fields[1] if len(fields) >= 3 or (len(fields) == 2 and not fields[1].isdigit()) else ""
-        if not kind:
-            return [], "a GRES gpu without a type; name the GPU with --gres-map or describe the nodes in cudafit's JSON"
+        kind = fields[1] if len(fields) >= 3 or (len(fields) == 2 and not fields[1].isdigit()) else "gpu"  # untyped: gpu:4
         if kind not in options.gres_map:
             return [], f"GRES type {kind!r} is not mapped to a GPU name (--gres-map {kind}='NVIDIA ...')"
         names.append(options.gres_map[kind])
@@ -266,7 +298,7 @@ def _slurm_driver(features: str, options: Options) -> tuple[Optional[str], Optio
         for feature in re.split(r"[,&|\s]+", features):
             match = re.fullmatch(options.driver_feature, feature)
             if match and match.groups():
-                return match.group(1), None
+                return match.group(1), driver_problem(match.group(1), f"node feature {feature!r}: driver")
     if options.default_driver:
         return options.default_driver, None
     return None, "no driver: give --driver-feature PATTERN (a node feature holding it) or --default-driver"
@@ -299,6 +331,10 @@ def slurm_json_node(item: object, where: str, options: Options) -> Node:
     )
 
 
+def _slurm_value(text: Optional[str]) -> str:
+    return "" if text in (None, "(null)") else str(text)
+
+
 def _slurm_text(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
     for number, text in lines:
         if not text.strip():
@@ -309,7 +345,7 @@ def _slurm_text(lines: Iterator[tuple[int, str]], label: str, options: Options) 
         yield _slurm_node(
             fields["NodeName"],
             fields.get("Gres", ""),
-            fields.get("ActiveFeatures") or fields.get("AvailableFeatures", ""),
+            _slurm_value(fields.get("ActiveFeatures")) or _slurm_value(fields.get("AvailableFeatures")),
             fields.get("Arch", "x86_64"),
             fields.get("Partitions", ""),
             f"{label}:{number}",

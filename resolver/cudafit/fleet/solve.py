@@ -12,9 +12,10 @@ from packaging.version import Version
 from cudafit import rules
 from cudafit.errors import InputError
 from cudafit.fleet.classes import NodeClass
+from cudafit.fleet.inventory import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
-from cudafit.records import Candidate, Machine, Matrices, Policy, Resolution
+from cudafit.records import Candidate, Machine, Matrices, Policy, Resolution, cc_str
 from cudafit.solve import resolve
 
 Key = tuple[str, str, str]  # (family, version, tag)
@@ -25,14 +26,14 @@ PIN_TRIES = 8  # builds of the first framework tried in turn when the classes ra
 class ClassAnswer(NamedTuple):
     cls: NodeClass
     machine: Optional[Machine]
-    res: Optional[Resolution]  # the class's own best answer
-    problem: Optional[str]  # unreadable nodes, an unknown GPU, or a driver that cannot drive the GPU
+    res: Optional[Resolution]  # the class's own answer (None: it could not be asked)
+    problem: Optional[str]  # why it is left out, or why it has no answer of its own
 
 
 class Blocking(NamedTuple):
     cls: NodeClass
-    reason: str
-    gain: str  # what every node would get without this class's limit ("torch 2.14.1+cu126")
+    reason: str  # why it cannot run the better set, and the driver that would
+    gain: str  # the set every usable class would run after the change
 
 
 class FleetAnswer(NamedTuple):
@@ -44,29 +45,47 @@ class FleetAnswer(NamedTuple):
     notes: list[str]
 
 
-class _Named(NamedTuple):
-    name: str
-
-
 def key(c: Candidate) -> Key:
     return (c.family, str(c.version), c.tag)
 
 
-def label(k: Key) -> str:
-    return f"{k[0]} {k[1]}+{k[2]}"
+def requirements(res: Resolution) -> str:
+    return ", ".join(p.requirement for c in res.candidates for p in c.packages)
+
+
+def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: Optional[str] = None) -> Machine:
+    gpus: list[str] = []
+    ccs: list[str] = []
+    for name in cls.gpus:
+        model, _warning = lookup_gpu(matrices.gpus, name)
+        if model is None:
+            if cls.compute_capabilities:  # an unlisted product: its compute labels still say what it runs
+                continue
+            raise InputError(f"GPU {name!r} is not in cudafit's GPU table and the node has no gpu.compute labels")
+        label = cls.compute_capabilities[0] if cls.compute_capabilities else None
+        if label is not None and label != cc_str(model.compute_capability):
+            raise InputError(f"labels disagree: gpu.product {name!r} is compute capability {cc_str(model.compute_capability)}, gpu.compute says {label}")
+        gpus.append(model.name)  # GPU Feature Discovery writes "NVIDIA-A100-SXM4-80GB"; answers use the table's name
+    if not gpus:
+        ccs = list(cls.compute_capabilities)
+    options = MachineOptions(driver=driver or cls.driver or "none", gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=cls.os, arch=cls.arch, python=python)
+    return build_machine(options, matrices)
 
 
 def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> list[ClassAnswer]:
+    # In a GPU fleet, nodes without a GPU are left out; a fleet of CPU nodes is solved as such.
+    gpu_fleet = any(c.gpus or c.compute_capabilities for c in classes if not c.problem)
     answers = []
     for cls in classes:
-        if cls.problem:
+        cpu_node = not cls.gpus and not cls.compute_capabilities and (cls.problem in (None, NO_GPU))
+        if cls.problem and not (cpu_node and not gpu_fleet):
             answers.append(ClassAnswer(cls, None, None, cls.problem))
             continue
-        # GPU Feature Discovery spells "NVIDIA A100-SXM4-80GB" with dashes; answers use the table's name.
-        gpus = tuple((lookup_gpu(matrices.gpus, g)[0] or _Named(g)).name for g in cls.gpus)
-        options = MachineOptions(driver=cls.driver or "none", gpus=gpus, compute_capabilities=cls.compute_capabilities, os=cls.os, arch=cls.arch, python=python)
+        if cpu_node and gpu_fleet:
+            answers.append(ClassAnswer(cls, None, None, NO_GPU))
+            continue
         try:
-            machine = build_machine(options, matrices)
+            machine = _machine(cls._replace(problem=None), matrices, python)
         except InputError as exc:
             answers.append(ClassAnswer(cls, None, None, str(exc)))
             continue
@@ -74,14 +93,15 @@ def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrice
         if broken:
             answers.append(ClassAnswer(cls, machine, None, f"broken: {broken}"))
             continue
-        answers.append(ClassAnswer(cls, machine, resolve(specs, machine, matrices, policy), None))
+        res = resolve(specs, machine, matrices, policy)
+        answers.append(ClassAnswer(cls, machine, res, None if res.ok else f"no answer of its own: {res.conflicts[0] if res.conflicts else 'no set runs'}"))
     return answers
 
 
 def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> FleetAnswer:
     answers = answer_classes(specs, classes, matrices, policy, python)
     usable = [a for a in answers if a.res is not None]
-    notes = [f"{a.cls.nodes} node(s) of class {a.cls.key} left out: {a.problem}" for a in answers if a.problem]
+    notes = [f"{a.cls.nodes} node(s) of class {a.cls.key} left out: {a.problem}" for a in answers if a.res is None and a.problem]
     fleet, why_none = common_answer(specs, usable, matrices, policy)
     pools: dict[str, Optional[Resolution]] = {}
     names = sorted({p for a in usable for p in a.cls.pools})
@@ -92,17 +112,11 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
             if members not in seen:  # pools of the same classes share one answer
                 seen[members] = common_answer(specs, [usable[i] for i in sorted(members)], matrices, policy)[0]
             pools[name] = seen[members]
-    blocking = holding_back(usable, fleet, matrices, policy)
-    if blocking:
-        # What the rest would run together: for several frameworks, more than the first one's build.
-        held = {b.cls.key for b in blocking}
-        gain, _ = common_answer(specs, [a for a in usable if a.cls.key not in held], matrices, policy)
-        if gain is not None:
-            text = ", ".join(p.requirement for c in gain.candidates for p in c.packages)
-            blocking = [b._replace(gain=text) for b in blocking]
+    blocking = holding_back(specs, usable, fleet, matrices, policy, python)
     if blocking:
         nodes = sum(b.cls.nodes for b in blocking)
-        notes.append(f"upgrade {nodes} node(s) in {len(blocking)} class(es) ({', '.join(b.cls.key for b in blocking)}) to get {blocking[0].gain} everywhere")
+        which = ", ".join(b.cls.key for b in blocking)
+        notes.append(f"upgrade the driver of {nodes} node(s) in {len(blocking)} class(es) ({which}) to get {blocking[0].gain} everywhere")
     return FleetAnswer(answers, fleet, why_none, pools, blocking, notes)
 
 
@@ -115,16 +129,19 @@ def common_answer(specs: list[str], usable: list[ClassAnswer], matrices: Matrice
     if not usable:
         return None, "no node class can be solved for"
     reference = max(usable, key=lambda a: a.cls.nodes)
-    assert reference.res is not None
-    lists = {id(a): _offered(a.res) for a in usable if a.res is not None}
+    lists = [_offered(a.res) for a in usable if a.res is not None]
     common: list[list[Key]] = []
-    for i, ordered in enumerate(lists[id(reference)]):
-        shared = set(ordered)
-        for a in usable:
-            shared &= set(lists[id(a)][i]) if i < len(lists[id(a)]) else set()
+    for i, ordered in enumerate(lists[usable.index(reference)]):
+        per_class = [set(found[i]) if i < len(found) else set() for found in lists]
+        shared = set.intersection(*per_class)
         if not shared:
-            family = ordered[0][0] if ordered else (reference.res.offered and "a framework") or "a framework"
-            return None, f"no {family} build runs on every node class" if ordered else "a requested framework runs on no node class"
+            family = next((k[0] for found in lists if i < len(found) for k in found[i]), None)
+            if family is None:
+                return None, "a requested framework runs on no node class"
+            lacking = [a.cls.key for a, mine in zip(usable, per_class, strict=True) if not mine]
+            if lacking:
+                return None, f"no {family} build runs on class(es) {', '.join(lacking)}"
+            return None, f"no {family} build runs on every node class"
         common.append([k for k in ordered if k in shared])
     attempts = [frozenset(k for family in common for k in family)]
     attempts += [frozenset({first, *(k for family in common[1:] for k in family)}) for first in common[0][:PIN_TRIES]]
@@ -145,28 +162,38 @@ def _within(a: ClassAnswer, specs: list[str], only: frozenset[Key], matrices: Ma
     return resolve(specs, a.machine, matrices, policy._replace(only=only))
 
 
-def holding_back(usable: list[ClassAnswer], fleet: Optional[Resolution], matrices: Matrices, policy: Policy) -> list[Blocking]:
-    """The classes to change (at most BLOCKING_SHARE of the nodes) for the best better build of the
-    first framework, each with the reason it cannot run that build."""
+def holding_back(
+    specs: list[str], usable: list[ClassAnswer], fleet: Optional[Resolution], matrices: Matrices, policy: Policy, python: Optional[str]
+) -> list[Blocking]:
+    """The classes whose driver alone keeps the fleet from a better set (at most BLOCKING_SHARE of
+    the nodes), each with the driver it needs; checked by solving again as if they had it. A limit
+    no driver lifts (a GPU the build has no kernels for, a platform without wheels) is no advice."""
     if len(usable) < 2:
         return []
     total = sum(a.cls.nodes for a in usable)
     runs: dict[Key, set[int]] = {}
     found: dict[Key, Candidate] = {}
     for i, a in enumerate(usable):
-        if a.res is None or not a.res.offered:
-            continue
-        for c in a.res.offered[0]:
+        for c in a.res.offered[0] if a.res is not None and a.res.offered else ():
             runs.setdefault(key(c), set()).add(i)
             found.setdefault(key(c), c)
-    current = key(fleet.candidates[0]) if fleet is not None and fleet.candidates else None
+    current = fleet.candidates[0] if fleet is not None and fleet.candidates else None
     ranked = sorted(found, key=lambda k: (found[k].version, _cuda(found[k])), reverse=True)
     for k in ranked:
-        if current is not None and (found[k].version, _cuda(found[k])) <= (found[current].version, _cuda(found[current])):
+        if current is not None and (found[k].version, _cuda(found[k])) <= (current.version, _cuda(current)):
             break
         blockers = [a for i, a in enumerate(usable) if i not in runs[k]]
-        if blockers and sum(a.cls.nodes for a in blockers) <= BLOCKING_SHARE * total:
-            return [Blocking(a.cls, _why_not(a, found[k], matrices, policy), label(k)) for a in blockers]
+        if not blockers or sum(a.cls.nodes for a in blockers) > BLOCKING_SHARE * total:
+            continue
+        upgraded = [_upgraded(specs, a, found[k], matrices, policy, python) for a in blockers]
+        if any(u is None for u in upgraded):
+            continue  # some class cannot run it whatever its driver
+        kept = [a for i, a in enumerate(usable) if i in runs[k]]
+        after = kept + [u for u in upgraded if u is not None]
+        gain, _why = common_answer(specs, after, matrices, policy)
+        if gain is None or key(gain.candidates[0])[1] == (key(current)[1] if current is not None else None):
+            continue
+        return [Blocking(a.cls, _why_not(a, found[k], u), requirements(gain)) for a, u in zip(blockers, upgraded, strict=True) if u is not None]
     return []
 
 
@@ -174,13 +201,30 @@ def _cuda(c: Candidate) -> tuple[int, ...]:
     return tuple(int(x) for x in c.cuda.split(".")) if c.cuda else ()
 
 
-def _why_not(a: ClassAnswer, c: Candidate, matrices: Matrices, policy: Policy) -> str:
+def _upgraded(specs: list[str], a: ClassAnswer, c: Candidate, matrices: Matrices, policy: Policy, python: Optional[str]) -> Optional[ClassAnswer]:
+    """The class as it would be on the driver build `c` needs, if that makes `c` run there."""
     assert a.res is not None and a.machine is not None
-    for r in a.res.rejections:
-        if r.family == c.family and r.version == c.version and r.tag in (c.tag, None):
-            if r.constraint == "driver" and c.cuda:
-                floor, _rule = rules.driver_floor(matrices, a.machine, Version(c.cuda), policy.strict_driver)
-                if floor and floor not in r.reason:
-                    return f"{r.reason}; needs driver >= {floor}"
-            return r.reason
-    return f"{label(key(c))} is not among the builds that run on it"
+    if not c.cuda or a.machine.driver is None:
+        return None
+    floor, _rule = rules.driver_floor(matrices, a.machine, Version(c.cuda), policy.strict_driver)
+    if floor is None:
+        return None
+    try:
+        machine = _machine(a.cls, matrices, python, driver=floor)
+    except InputError:
+        return None
+    if rules.check_gpu_support_by_driver(matrices, machine):
+        return None  # that driver cannot drive this GPU
+    res = resolve(specs, machine, matrices, policy)
+    if not res.offered or not any(key(x) == key(c) for x in res.offered[0]):
+        return None
+    return ClassAnswer(a.cls._replace(driver=floor), machine, res, None)
+
+
+def _why_not(a: ClassAnswer, c: Candidate, upgraded: ClassAnswer) -> str:
+    """The rejection that keeps `c` off this class, and the driver that lifts it."""
+    assert a.res is not None and upgraded.machine is not None
+    reason = next((r.reason for r in a.res.rejections if (r.family, r.version, r.tag) == (c.family, c.version, c.tag) and r.constraint == "driver"), None)
+    driver = upgraded.machine.driver or ""
+    needs = f"needs driver >= {driver}"
+    return f"{reason}; {needs}" if reason and driver not in reason else (reason or needs)
