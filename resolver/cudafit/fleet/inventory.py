@@ -122,7 +122,10 @@ def _decode(blob: bytes, label: str, line: int) -> str:
     try:
         return blob.decode("utf-8-sig") if line == 1 else blob.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{label}:{line}: not UTF-8 text (byte {exc.start} of the line)") from None
+        # A whole document is one blob: count its lines up to the bad byte.
+        at = line + blob.count(b"\n", 0, exc.start)
+        column = exc.start - (blob.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"{label}:{at}:{column}: not UTF-8 text") from None
 
 
 def _lines(first: bytes, stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
