@@ -209,3 +209,18 @@ def test_product_and_compute_labels_that_disagree(tmp_path):
     problems = {c["sample_nodes"][0]: c.get("problem") for c in data["classes"]}
     assert problems["bad"].startswith("labels disagree") and problems["good"] is None
     assert problems["new"] is None  # an unknown product runs on its compute labels
+
+
+def test_dcgm_exporter_metrics():
+    path = FIXTURES / "dcgm-metrics.txt"
+    nodes = {n.name: n for n in nodes_of(path)}
+    assert nodes["ip-172-31-16-106"].gpus == ("Tesla T4",) and nodes["ip-172-31-16-106"].driver == "535.183.06"
+    assert nodes["della-l01g1"].gpus == ("NVIDIA A100 80GB PCIe",)  # a MIG slice's samples name the whole GPU
+    assert "older dcgm-exporter" in (nodes["old-exporter-host"].problem or "")
+    fixed = {n.name: n for n in nodes_of(path, inventory.Options(default_driver="550.127.05"))}
+    assert fixed["old-exporter-host"].driver == "550.127.05"
+    data = json.loads(fleet("--inventory", str(path), "--json").stdout)
+    assert data["ok"] is True and data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    bad = io.BytesIO(b'# HELP DCGM_FI_DEV_GPU_TEMP x\nDCGM_FI_DEV_GPU_TEMP{gpu="0",modelName="Tesla T4"} 4\n')
+    with pytest.raises(InputError, match=":2: a sample without a Hostname"):
+        list(inventory.read(bad, "m", inventory.DEFAULTS))

@@ -9,6 +9,8 @@
   the arch and OS from the `kubernetes.io/*` labels or `status.nodeInfo`;
 - NDJSON: one such node object per line (a kubectl Node, or a {"name", "labels"} pair), read
   line by line so a large cluster's dump never sits in memory whole;
+- dcgm-exporter's metrics text (Prometheus format): each `DCGM_*{...}` sample names its
+  `Hostname`, `modelName` and (newer exporters) `DCGM_FI_DRIVER_VERSION`; a node is a Hostname;
 - Slurm: `scontrol show nodes --json`, and `scontrol show nodes -o` text; GRES types are site
   names, mapped to GPU names with `gres_map`, and the driver comes from a node feature matching
   `driver_feature` (a regex with one group) or from `default_driver`.
@@ -75,6 +77,8 @@ def read(stream: IO[bytes], label: str, options: Options = DEFAULTS) -> Iterator
     first_line = _first_line(stream, label)
     _decode(first_line, label, 1)
     text = first_line.lstrip(b"\xef\xbb\xbf").lstrip()
+    if text.startswith((b"# HELP DCGM_", b"# TYPE DCGM_", b"DCGM_")):
+        return _dcgm(_lines(first_line, stream, label), label, options)
     if text.startswith(b"NodeName="):
         return _slurm_text(_lines(first_line, stream, label), label, options)
     if text.startswith(b"{") and _ndjson_start(first_line, stream):
@@ -354,3 +358,40 @@ def _slurm_text(lines: Iterator[tuple[int, str]], label: str, options: Options) 
             f"{label}:{number}",
             options,
         )
+
+
+# --- dcgm-exporter metrics --------------------------------------------------------------------
+
+_SAMPLE_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _dcgm(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
+    """Nodes from a metrics scrape: the samples are per GPU and per metric, so a node is known only
+    once every line is read; memory grows with the nodes, not with the samples."""
+    hosts: dict[str, dict[str, set[str]]] = {}
+    for number, text in lines:
+        if text.startswith("#") or not text.strip():
+            continue
+        if not text.startswith("DCGM_") or "{" not in text:
+            raise InputError(f"{label}:{number}: expected dcgm-exporter samples (DCGM_...{{...}} value)")
+        labels = dict(_SAMPLE_LABEL.findall(text[text.index("{") : text.rindex("}") + 1]))
+        host = labels.get("Hostname")
+        if not host:
+            raise InputError(f"{label}:{number}: a sample without a Hostname label; cannot tell its node")
+        entry = hosts.setdefault(host, {"models": set(), "drivers": set()})
+        if labels.get("modelName"):
+            entry["models"].add(labels["modelName"])
+        if labels.get("DCGM_FI_DRIVER_VERSION"):
+            entry["drivers"].add(labels["DCGM_FI_DRIVER_VERSION"])
+    for host, entry in hosts.items():
+        node = Node(name=host)
+        drivers = entry["drivers"] or ({options.default_driver} if options.default_driver else set())
+        if not entry["models"]:
+            yield node._replace(problem=NO_GPU)
+        elif not drivers:
+            yield node._replace(problem="no DCGM_FI_DRIVER_VERSION label (an older dcgm-exporter): give --default-driver")
+        elif len(drivers) > 1:
+            yield node._replace(problem=f"samples disagree on the driver ({', '.join(sorted(drivers))})")
+        else:
+            driver = next(iter(drivers))
+            yield node._replace(driver=driver, gpus=tuple(sorted(entry["models"])), problem=driver_problem(driver, "driver label"))
