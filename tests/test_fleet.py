@@ -224,3 +224,83 @@ def test_dcgm_exporter_metrics():
     bad = io.BytesIO(b'# HELP DCGM_FI_DEV_GPU_TEMP x\nDCGM_FI_DEV_GPU_TEMP{gpu="0",modelName="Tesla T4"} 4\n')
     with pytest.raises(InputError, match=":2: a sample without a Hostname"):
         list(inventory.read(bad, "m", inventory.DEFAULTS))
+
+
+# --- fleet doctor, with stand-in sinfo / srun / kubectl -----------------------------------------
+
+A100 = {"os": "linux", "arch": "x86_64", "python": "3.12", "driver": "535.104.05", "gpus": [{"name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]}
+V100 = {**A100, "driver": "470.256.02", "gpus": [{"name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0"}]}
+CPU_TORCH = {"code": "DR010", "severity": "error", "message": "torch 2.9.0+cpu is a CPU build on a machine with a GPU", "fix": "pip install --index-url https://download.pytorch.org/whl/cu126 torch==2.9.0+cu126", "commands": []}
+
+
+def _stand_in(folder: Path, name: str, body: str) -> None:
+    import os
+    import sys
+
+    script = folder / name
+    script.write_text(f"#!{sys.executable}\nimport json, sys\n{body}\n")
+    os.chmod(script, 0o755)
+
+
+@pytest.fixture
+def cluster_bin(tmp_path, monkeypatch):
+    import os
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder
+
+
+def test_fleet_doctor_over_slurm(cluster_bin):
+    docs = {"gpu001": {"ok": False, "machine": A100, "findings": [CPU_TORCH]}, "gpu002": {"ok": False, "machine": A100, "findings": [CPU_TORCH]},
+            "old001": {"ok": True, "machine": V100, "findings": []}}
+    _stand_in(cluster_bin, "sinfo", "print(4)")
+    lines = []
+    for task, (node, doc) in enumerate(docs.items()):
+        lines.append(f"{task}: @@cudafit-node {node}")
+        lines += [f"{task}: {x}" for x in json.dumps(doc, indent=1).splitlines()]
+    lines += ["3: @@cudafit-node bare001", "3: sh: 1: exec: cudafit: not found"]
+    _stand_in(cluster_bin, "srun", f"assert sys.argv[1:7] == ['--partition', 'gpu', '--nodes', '4', '--ntasks-per-node', '1'], sys.argv\nprint({chr(10).join(lines)!r})")
+    result = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "gpu", "--json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    first = data["classes"][0]
+    assert first["key"] == "a100-sxm4-80gb-535.104.05" and first["count"] == 2 and first["ok"] is False
+    assert first["findings"] == [{"code": "DR010", "severity": "error", "message": CPU_TORCH["message"], "fix": CPU_TORCH["fix"], "nodes": 2}]
+    assert data["classes"][1]["ok"] is True
+    assert data["unreachable"][0]["node"] == "bare001" and "is cudafit installed" in data["unreachable"][0]["error"]
+    text = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "gpu"]).stdout
+    assert "DR010 error (2 node(s))" in text and "no report from bare001" in text
+
+
+def test_fleet_doctor_over_kubernetes(cluster_bin):
+    docs = {"a100-0": {"ok": True, "machine": A100, "findings": []}, "v100-0": {"ok": True, "machine": V100, "findings": []}}
+    body = f"""
+args = sys.argv[1:]
+if args[:2] == ["get", "nodes"]:
+    assert args[2:4] == ["-l", "pool=gpu"]
+    sys.stdout.write(open({str(KUBE)!r}).read())
+elif args[0] == "run":
+    spec = json.loads(next(a for a in args if a.startswith("--overrides="))[len("--overrides="):])["spec"]
+    assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    docs = {docs!r}
+    if spec["nodeName"] in docs:
+        print(json.dumps(docs[spec["nodeName"]]))
+    else:
+        sys.stderr.write("error: pod failed: ImagePullBackOff\\n"); sys.exit(1)
+"""
+    _stand_in(cluster_bin, "kubectl", body)
+    result = CliRunner().invoke(main, ["fleet", "doctor", "--kubernetes", "pool=gpu", "--image", "registry.example/cudafit:1", "--json"])
+    data = json.loads(result.stdout)
+    assert [c["key"] for c in data["classes"]] == ["a100-sxm4-80gb-535.104.05", "v100-sxm2-16gb-470.256.02"]
+    assert {r["node"] for r in data["unreachable"]} == {"h100-0", "l4-0"}  # one pod per class: its sample node
+    assert all("ImagePullBackOff" in r["error"] for r in data["unreachable"]) and result.exit_code == 1
+
+
+def test_fleet_doctor_usage_errors(cluster_bin):
+    assert CliRunner().invoke(main, ["fleet", "doctor"]).exit_code == 2
+    assert "needs --image" in CliRunner().invoke(main, ["fleet", "doctor", "--kubernetes", "a=b"]).stderr
+    _stand_in(cluster_bin, "sinfo", "sys.stderr.write('sinfo: error: invalid partition specified: nope\\n'); sys.exit(1)")
+    result = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "nope"])
+    assert result.exit_code == 2 and "invalid partition specified" in result.stderr

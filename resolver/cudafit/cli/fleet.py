@@ -94,3 +94,65 @@ def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iter
         raise InputError(f"--inventory {path}: a folder; give the inventory file") from None
     except OSError as exc:
         raise InputError(f"--inventory {path}: {exc.strerror}") from None
+
+
+@fleet.command("doctor")
+@click.option("--slurm", "partition", metavar="PARTITION", help="Run the doctor on every node of this Slurm partition (one srun).")
+@click.option("--kubernetes", "selector", metavar="SELECTOR", help="Run the doctor on one node of each class among the nodes this label selector picks.")
+@click.option("--image", metavar="IMAGE", help="With --kubernetes: a container image with cudafit and the environment to check.")
+@click.option("--import", "probe", is_flag=True, help="Also import each framework on the nodes (cudafit doctor --import).")
+@click.option("--timeout", default=600, show_default=True, type=click.IntRange(1, 86400), help="Seconds to wait for the cluster.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def fleet_doctor(partition, selector, image, probe, timeout, as_json):
+    """Diagnose a cluster: `cudafit doctor --json` on its nodes, findings gathered per node class."""
+    from cudafit.fleet import doctor
+
+    if bool(partition) == bool(selector):
+        raise click.UsageError("give one of --slurm PARTITION or --kubernetes SELECTOR")
+    if selector and not image:
+        raise click.UsageError("--kubernetes needs --image: the image the doctor runs in on each node")
+    args = ["--import"] if probe else []
+    if partition:
+        reports = doctor.slurm(partition, args, timeout=timeout)
+    else:
+        reports = doctor.kubernetes(selector, image, _samples(selector, timeout), args, timeout=timeout)
+    classes, missing = doctor.aggregate(reports)
+    ok = not missing and all(c.ok for c in classes)
+    if as_json:
+        out = {
+            "ok": ok,
+            "classes": [{"key": c.key, "count": len(c.nodes), "sample_nodes": c.nodes[:3], "ok": c.ok, "findings": c.findings} for c in classes],
+            "unreachable": [{"node": r.node, "error": r.error} for r in missing],
+        }
+        click.echo(json.dumps(out, indent=2))
+        return 0 if ok else 1
+    click.echo(
+        f"fleet doctor: {sum(len(c.nodes) for c in classes)} node(s) answered in {len(classes)} class(es)" + (f", {len(missing)} did not" if missing else "")
+    )
+    for c in classes:
+        click.echo(f"{c.key}: {len(c.nodes)} node(s), e.g. {', '.join(c.nodes[:3])}: {'ok' if c.ok else 'problems'}")
+        for f in c.findings:
+            click.echo(f"  {f['code']} {f['severity']} ({f['nodes']} node(s)): {f['message']}")
+            if f.get("fix"):
+                click.echo(f"      fix: {f['fix']}")
+    for r in missing:
+        click.echo(f"no report from {r.node}: {r.error}")
+    return 0 if ok else 1
+
+
+def _samples(selector: str, timeout: int) -> dict[str, str]:
+    """A node of each class among the nodes `selector` picks, from their GFD labels."""
+    import io
+
+    from cudafit.errors import InputError
+    from cudafit.fleet import doctor, inventory
+    from cudafit.fleet.classes import group
+
+    code, out, err = doctor.run(["kubectl", "get", "nodes", "-l", selector, "-o", "json"], timeout)
+    if code != 0:
+        raise InputError(f"kubectl get nodes -l {selector}: {(err or out).strip().splitlines()[-1] if (err or out).strip() else f'exit {code}'}")
+    classes = group(inventory.read(io.BytesIO(out.encode()), f"kubectl get nodes -l {selector}"))
+    samples = {c.key: c.samples[0] for c in classes if c.samples and not c.problem}
+    if not samples:
+        raise InputError(f"no GPU node matches the selector {selector!r}")
+    return samples

@@ -1,0 +1,144 @@
+"""`cudafit fleet doctor`: run `cudafit doctor --json` on the nodes of a cluster and gather the
+findings per node class.
+
+On Slurm, one `srun` over the partition runs the doctor on every node at once (a task per node,
+each printing its host name and then its JSON). On Kubernetes, one pod per node class (a sample
+node of each class read from its GPU Feature Discovery labels, pinned there with `nodeName`) runs
+the doctor in the image given. Either way the nodes' own doctor does the diagnosis; this module
+only launches it and groups what comes back by the machine each node reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Optional
+
+from cudafit.errors import InputError
+from cudafit.fleet.classes import class_key
+from cudafit.fleet.inventory import Node
+
+Runner = Callable[[Sequence[str], int], tuple[int, str, str]]  # argv, timeout -> (code, stdout, stderr)
+MARK = "@@cudafit-node "  # the line each Slurm task prints before its JSON: which node it is
+
+
+class NodeReport(NamedTuple):
+    node: str
+    doc: Optional[dict]  # the node's `doctor --json` output
+    error: Optional[str]  # why there is none
+
+
+def run(argv: Sequence[str], timeout: int) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise InputError(f"{argv[0]}: not found on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{argv[0]}: no answer in {timeout} s") from None
+    return done.returncode, done.stdout, done.stderr
+
+
+def slurm(partition: str, doctor_args: Sequence[str], runner: Runner = run, timeout: int = 600) -> list[NodeReport]:
+    code, out, err = runner(["sinfo", "--noheader", "--partition", partition, "--format", "%D"], timeout)
+    if code != 0:
+        raise InputError(f"sinfo --partition {partition}: {(err or out).strip().splitlines()[0] if (err or out).strip() else f'exit {code}'}")
+    counts = [int(x) for x in out.split() if x.isdigit()]
+    if not counts or sum(counts) == 0:
+        raise InputError(f"partition {partition!r}: no nodes (sinfo lists none)")
+    command = f'printf "{MARK}%s\\n" "$(hostname)"; exec cudafit doctor --json "$@"'
+    argv = ["srun", "--partition", partition, "--nodes", str(sum(counts)), "--ntasks-per-node", "1", "--label", "sh", "-c", command, "sh", *doctor_args]
+    code, out, err = runner(argv, timeout)
+    reports = parse_labelled(out)
+    if not reports:
+        raise InputError(f"srun --partition {partition}: no node answered ({(err or '').strip().splitlines()[-1] if err.strip() else f'exit {code}'})")
+    return reports
+
+
+def parse_labelled(out: str) -> list[NodeReport]:
+    """srun --label output ("3: line") split back into each task's host name and JSON."""
+    tasks: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        task, sep, text = line.partition(": ")
+        if sep and task.strip().isdigit():
+            tasks.setdefault(task.strip(), []).append(text)
+    reports = []
+    for task in sorted(tasks, key=int):
+        lines = tasks[task]
+        node = next((x[len(MARK) :].strip() for x in lines if x.startswith(MARK)), f"task {task}")
+        body = "\n".join(x for x in lines if not x.startswith(MARK))
+        reports.append(_report(node, body))
+    return reports
+
+
+def _report(node: str, body: str) -> NodeReport:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        tail = body.strip().splitlines()[-1] if body.strip() else "no output"
+        return NodeReport(node, None, f"no doctor JSON ({tail[:160]}); is cudafit installed on the node?")
+    if not isinstance(doc, dict) or "findings" not in doc:
+        return NodeReport(node, None, "the output is not `cudafit doctor --json`")
+    return NodeReport(node, doc, None)
+
+
+def kubernetes(selector: str, image: str, samples: dict[str, str], doctor_args: Sequence[str], runner: Runner = run, timeout: int = 600) -> list[NodeReport]:
+    """One pod per class (`samples`: class key -> a node of it), pinned to that node."""
+    reports = []
+    for key, node in samples.items():
+        name = "cudafit-doctor-" + re.sub(r"[^a-z0-9-]+", "-", key.lower())[:40].strip("-")
+        container = {
+            "name": "doctor",
+            "image": image,
+            "command": ["cudafit", "doctor", "--json", *doctor_args],
+            "resources": {"limits": {"nvidia.com/gpu": "1"}},
+        }
+        overrides = {"apiVersion": "v1", "spec": {"nodeName": node, "restartPolicy": "Never", "containers": [container]}}
+        argv = ["kubectl", "run", name, "--image", image, "--restart=Never", "--rm", "-i", "--quiet", f"--overrides={json.dumps(overrides)}"]
+        code, out, err = runner(argv, timeout)
+        report = _report(node, out)
+        if report.doc is None and code != 0 and err.strip():
+            report = report._replace(error=f"kubectl run on {node}: {err.strip().splitlines()[-1][:200]}")
+        reports.append(report)
+    return reports
+
+
+class ClassFindings(NamedTuple):
+    key: str
+    nodes: list[str]
+    ok: bool
+    findings: list[dict]  # code, severity, message, fix, nodes (how many reported it)
+
+
+def aggregate(reports: list[NodeReport]) -> tuple[list[ClassFindings], list[NodeReport]]:
+    """Findings per machine class (the machine each node's doctor reported), and the nodes with no report."""
+    groups: dict[str, list[NodeReport]] = {}
+    for r in reports:
+        if r.doc is not None:
+            groups.setdefault(_key(r.doc.get("machine") or {}), []).append(r)
+    classes = []
+    for key, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        seen: dict[tuple[str, str], dict] = {}
+        for r in members:
+            assert r.doc is not None
+            for f in r.doc.get("findings") or []:
+                entry = seen.setdefault(
+                    (f.get("code", "?"), f.get("message", "")), {**{k: f.get(k) for k in ("code", "severity", "message", "fix")}, "nodes": 0}
+                )
+                entry["nodes"] += 1
+        ok = all(r.doc is not None and r.doc.get("ok", False) for r in members)
+        classes.append(ClassFindings(key, [r.node for r in members], ok, sorted(seen.values(), key=lambda f: (f["severity"] != "error", f["code"]))))
+    return classes, [r for r in reports if r.doc is None]
+
+
+def _key(machine: dict) -> str:
+    gpus = machine.get("gpus") or []
+    node = Node(
+        name="",
+        os=str(machine.get("os") or "linux"),
+        arch=str(machine.get("arch") or "x86_64"),
+        driver=machine.get("driver"),
+        gpus=tuple(str(g.get("name")) for g in gpus if isinstance(g, dict) and g.get("name")),
+    )
+    return class_key(node)
