@@ -304,3 +304,56 @@ def test_fleet_doctor_usage_errors(cluster_bin):
     _stand_in(cluster_bin, "sinfo", "sys.stderr.write('sinfo: error: invalid partition specified: nope\\n'); sys.exit(1)")
     result = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "nope"])
     assert result.exit_code == 2 and "invalid partition specified" in result.stderr
+
+
+# --- several platforms: one pyproject ------------------------------------------------------------
+
+PROJECT = """[project]
+name = "team"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = ["numpy"]  # ours
+
+[[tool.cudafit.targets]]
+name = "a100"
+driver = "535.104.05"
+gpu = "NVIDIA A100-SXM4-80GB"
+
+[[tool.cudafit.targets]]
+name = "laptop"
+os = "macos"
+arch = "arm64"
+"""
+
+
+def test_targets_of_a_pyproject_become_one_lockable_project(tmp_path):
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    path = tmp_path / "pyproject.toml"
+    path.write_text(PROJECT)
+    data = json.loads(fleet("--inventory", str(path), "--json").stdout)
+    assert data["ok"] is True and data["fleet"] is None
+    assert data["platforms"]["linux"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    assert data["platforms"]["macos"]["packages"][0]["requirement"] == "torch==2.15.0"
+    result = fleet("--inventory", str(path), "--format", "uv-project", "-o", str(path))
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    doc = tomllib.loads(text)
+    assert doc["project"]["dependencies"] == ["numpy", "torch==2.14.1+cu126; sys_platform == 'linux'", "torch==2.15.0; sys_platform == 'darwin'"]
+    assert doc["tool"]["uv"]["sources"]["torch"] == [{"index": "pytorch-cu126", "marker": "sys_platform == 'linux'"}]
+    assert doc["tool"]["uv"]["index"] == [{"name": "pytorch-cu126", "url": "https://download.pytorch.org/whl/cu126", "explicit": True}]
+    assert "# ours" in text and doc["tool"]["cudafit"]["targets"][1]["name"] == "laptop"
+    assert fleet("--inventory", str(path), "--format", "uv-project", "-o", str(path)).exit_code == 0
+    assert path.read_text() == text  # a second run changes nothing
+    refused = fleet("--inventory", str(path), "--format", "pip")
+    assert refused.exit_code == 2 and "only --format uv-project" in refused.stderr
+
+
+def test_single_platform_fleet_prints_any_format():
+    result = fleet("--inventory", str(KUBE), "--format", "pip")
+    assert result.exit_code == 0 and result.stdout == "pip install --index-url https://download.pytorch.org/whl/cu118 torch==2.7.1+cu118\n"
+    assert fleet("--inventory", str(KUBE), "--format", "pip", "--json").exit_code == 2

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from cudafit.cli.options import load_matrices, policy_options
+from cudafit.emit import FORMATS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -40,8 +41,13 @@ def fleet() -> None:
 @click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'.")
 @click.option("--default-driver", metavar="VERSION", help="The driver of Slurm nodes whose features do not name one.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--format", "fmt", type=click.Choice(list(FORMATS)), help="Print the fleet's answer in this install form (uv-project: one pyproject for every platform)."
+)
+@click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format output to FILE (uv-project merges into an existing pyproject.toml).")
+@click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 @policy_options
-def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, as_json, policy):
+def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, as_json, fmt, output, env_name, policy):
     """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
@@ -73,11 +79,29 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
     if not classes:
         raise click.BadParameter(f"{inventory}: no nodes", param_hint="'--inventory'")
     answer = solve_fleet(list(specs) or ["torch"], classes, matrices, policy, checked)
+    if fmt is not None:
+        from cudafit import fileio
+        from cudafit.fleet.project import write
+
+        if as_json:
+            raise click.UsageError("--format and --json are two different outputs; give one of them")
+        target = None if output in (None, "-") else output
+        if target is not None:
+            fileio.check_output(target)
+        text = write(fmt, answer, fileio.read_existing(target) if target and fmt == "uv-project" else None, env_name)
+        if target is None:
+            click.echo(text, nl=False)
+        else:
+            fileio.write_output(target, text)
+            click.echo(f"wrote {target}", err=True)
+        return 0
+    if output is not None:
+        raise click.UsageError("-o/--output writes the --format output; give --format")
     if as_json:
         click.echo(json.dumps(fleet_json(answer), indent=2))
     else:
         click.echo(fleet_text(answer), nl=False)
-    return 0 if answer.fleet is not None else 1
+    return 0 if answer.ok else 1
 
 
 def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]]) -> list[NodeClass]:

@@ -23,6 +23,7 @@ FORMATS = {
 class EmitOptions(NamedTuple):
     env_name: str = "cudafit"
     existing: Optional[str] = None  # current text of the output file, for formats that merge
+    per_platform: bool = False  # uv-project: mark our pins and routes with this platform (others follow)
 
 
 def renderer(fmt: str) -> Callable[[Resolution, EmitOptions], str]:

@@ -227,7 +227,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if (parent, key) != home:
             _drop(parent[key], lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here))
     # With lines for other platforms kept, ours get a marker of their own platform.
-    suffix = f"; {_platform_marker(resolution)}" if elsewhere and _platform_marker(resolution) else ""
+    marked = (bool(elsewhere) or options.per_platform) and bool(_platform_marker(resolution))
+    suffix = f"; {_platform_marker(resolution)}" if marked else ""
     _replace(
         home[0],
         home[1],
@@ -272,7 +273,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         route = tomlkit.inline_table()
         route["index"] = name
         others = kept.pop(canonicalize_name(pin.name), None)
-        if others:
+        if others or marked:
+            others = others or []
             route["marker"] = _platform_marker(resolution) or "true"
             split = tomlkit.array()
             split.extend([*others, route])

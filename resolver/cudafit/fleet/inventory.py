@@ -74,6 +74,8 @@ DEFAULTS = Options()
 
 def read(stream: IO[bytes], label: str, options: Options = DEFAULTS) -> Iterator[Node]:
     """The nodes of an inventory, whatever its format; InputError naming `label` when none fits."""
+    if label.endswith(".toml"):
+        return iter(list(_toml_targets(stream.read(), label)))
     first_line = _first_line(stream, label)
     _decode(first_line, label, 1)
     text = first_line.lstrip(b"\xef\xbb\xbf").lstrip()
@@ -186,6 +188,35 @@ def _ndjson(lines: Iterator[tuple[int, str]], label: str, options: Options) -> I
             yield kube_node(item, where, options)
         else:
             yield cudafit_node(item, where)
+
+
+def _toml_targets(blob: bytes, label: str) -> Iterator[Node]:
+    """`[[tool.cudafit.targets]]` of a pyproject.toml (shared with `cudafit check`): one node each."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        doc = tomllib.loads(_decode(blob, label, 1))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{label}: not valid TOML: {exc}") from None
+    targets = doc.get("tool", {}).get("cudafit", {}).get("targets")
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, dict) for t in targets):
+        raise InputError(f"{label}: no [[tool.cudafit.targets]] to read as the fleet's machines")
+    for number, table in enumerate(targets, 1):
+        where = f"{label}: [[tool.cudafit.targets]] #{number}"
+        gpus = table.get("gpus", table.get("gpu", []))
+        ccs = table.get("compute-capability", [])
+        machine = {
+            "os": table.get("os", "linux"),
+            "arch": table.get("arch", "x86_64"),
+            "driver": table.get("driver"),
+            "gpus": gpus if isinstance(gpus, list) else [gpus],
+        }
+        node = cudafit_node({"name": table.get("name", f"target {number}"), "pool": table.get("name", f"target {number}"), "machine": machine}, where)
+        yield node._replace(compute_capabilities=tuple(str(c) for c in (ccs if isinstance(ccs, list) else [ccs])))
 
 
 # --- cudafit's own inventory -----------------------------------------------------------------

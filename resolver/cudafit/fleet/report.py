@@ -29,7 +29,7 @@ def fleet_json(answer: FleetAnswer) -> dict:
         whole = resolution_json(answer.fleet)
         fleet = {"packages": whole["packages"], "commands": whole["commands"], "cuda": whole["cuda"], "cudnn": whole["cudnn"]}
     return {
-        "ok": answer.fleet is not None,
+        "ok": answer.ok,
         "classes": [
             {
                 "key": a.cls.key,
@@ -44,6 +44,7 @@ def fleet_json(answer: FleetAnswer) -> dict:
         ],
         "fleet": fleet,
         "pools": {name: ({"packages": _packages(res)} if res is not None else None) for name, res in answer.pools.items()},
+        "platforms": {name: ({"packages": _packages(res)} if res is not None else None) for name, res in answer.platforms.items()},
         "blocking": [{"class": b.cls.key, "count": b.cls.nodes, "reason": b.reason, "gain": b.gain} for b in answer.blocking],
         "notes": ([answer.why_none] if answer.why_none else []) + answer.notes,
     }
@@ -56,11 +57,16 @@ def fleet_text(answer: FleetAnswer) -> str:
         lines.append(f"every class runs: {_requirements(answer.fleet)}")
         lines.append("install:")
         lines += [f"  {c}" for c in commands(answer.fleet)]
+    elif answer.ok:
+        lines.append(f"one answer per operating system ({', '.join(answer.platforms)}): their builds differ")
     else:
         lines.append(f"no set runs on every class: {answer.why_none}")
     if answer.blocking:
         lines.append("holding the fleet back:")
         lines += [f"  - {b.cls.key} ({b.cls.nodes} node(s)): {b.reason}" for b in answer.blocking]
+    if answer.platforms:
+        lines.append("per operating system:")
+        lines += [f"  - {name}: {_requirements(res) or 'no common set'}" for name, res in answer.platforms.items()]
     if answer.pools:
         lines.append("per pool:")
         lines += [f"  - {name}: {_requirements(res) or 'no common set'}" for name, res in answer.pools.items()]

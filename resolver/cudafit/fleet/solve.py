@@ -43,6 +43,12 @@ class FleetAnswer(NamedTuple):
     pools: dict[str, Optional[Resolution]]
     blocking: list[Blocking]
     notes: list[str]
+    platforms: dict[str, Optional[Resolution]] = {}  # per operating system, where the fleet spans several
+
+    @property
+    def ok(self) -> bool:
+        """An answer for the whole fleet: one set, or one per operating system."""
+        return self.fleet is not None or (bool(self.platforms) and all(r is not None for r in self.platforms.values()))
 
 
 def key(c: Candidate) -> Key:
@@ -73,10 +79,12 @@ def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: 
 
 
 def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> list[ClassAnswer]:
-    # In a GPU fleet, nodes without a GPU are left out; a fleet of CPU nodes is solved as such.
-    gpu_fleet = any(c.gpus or c.compute_capabilities for c in classes if not c.problem)
+    # Where a platform has GPU nodes, its nodes without a GPU are left out; a platform of CPU
+    # nodes (macOS laptops beside Linux GPU servers) is solved as such.
+    gpu_platforms = {(c.os, c.arch) for c in classes if not c.problem and (c.gpus or c.compute_capabilities)}
     answers = []
     for cls in classes:
+        gpu_fleet = (cls.os, cls.arch) in gpu_platforms
         cpu_node = not cls.gpus and not cls.compute_capabilities and (cls.problem in (None, NO_GPU))
         if cls.problem and not (cpu_node and not gpu_fleet):
             answers.append(ClassAnswer(cls, None, None, cls.problem))
@@ -112,12 +120,18 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
             if members not in seen:  # pools of the same classes share one answer
                 seen[members] = common_answer(specs, [usable[i] for i in sorted(members)], matrices, policy)[0]
             pools[name] = seen[members]
+    platforms: dict[str, Optional[Resolution]] = {}
+    systems = sorted({a.cls.os for a in usable})
+    if len(systems) > 1:
+        platforms = {name: common_answer(specs, [a for a in usable if a.cls.os == name], matrices, policy)[0] for name in systems}
+        if fleet is None:
+            why_none = f"the fleet spans {', '.join(systems)}, whose builds differ: one answer per operating system (--format uv-project writes them into one pyproject)"
     blocking = holding_back(specs, usable, fleet, matrices, policy, python)
     if blocking:
         nodes = sum(b.cls.nodes for b in blocking)
         which = ", ".join(b.cls.key for b in blocking)
         notes.append(f"upgrade the driver of {nodes} node(s) in {len(blocking)} class(es) ({which}) to get {blocking[0].gain} everywhere")
-    return FleetAnswer(answers, fleet, why_none, pools, blocking, notes)
+    return FleetAnswer(answers, fleet, why_none, pools, blocking, notes, platforms)
 
 
 def _offered(res: Resolution) -> list[list[Key]]:

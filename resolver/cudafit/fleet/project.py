@@ -1,0 +1,35 @@
+"""One pyproject.toml for a fleet of several platforms: each operating system's answer, written in
+turn by the uv-project writer with its platform's marker on every pin and index route (CUDA builds
+for Linux and Windows, the CPU/MPS build for macOS), so that `uv lock` resolves one lockfile."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from cudafit.emit import EmitOptions, render
+from cudafit.errors import InputError
+from cudafit.fleet.solve import FleetAnswer
+from cudafit.records import Resolution
+
+
+def answers_to_write(answer: FleetAnswer) -> list[Resolution]:
+    """The answers the project holds: one per operating system, or the fleet's where there is one OS."""
+    if not answer.platforms:
+        if answer.fleet is None:
+            raise InputError(f"no set runs on every node class ({answer.why_none}); nothing to write")
+        return [answer.fleet]
+    missing = [os_name for os_name, res in answer.platforms.items() if res is None]
+    if missing:
+        raise InputError(f"no set runs on every {', '.join(missing)} class; nothing to write for that platform")
+    return [res for res in answer.platforms.values() if res is not None]
+
+
+def write(fmt: str, answer: FleetAnswer, existing: Optional[str], env_name: str) -> str:
+    resolutions = answers_to_write(answer)
+    if len(resolutions) > 1 and fmt != "uv-project":
+        raise InputError(f"--format {fmt}: the fleet spans {len(resolutions)} operating systems; only --format uv-project holds one answer per platform")
+    text = existing
+    for res in resolutions:
+        text = render(fmt, res, EmitOptions(env_name=env_name, existing=text, per_platform=len(resolutions) > 1))
+    assert text is not None
+    return text
