@@ -125,7 +125,10 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
     if len(systems) > 1:
         platforms = {name: common_answer(specs, [a for a in usable if a.cls.os == name], matrices, policy)[0] for name in systems}
         if fleet is None:
-            why_none = f"the fleet spans {', '.join(systems)}, whose builds differ: one answer per operating system (--format uv-project writes them into one pyproject)"
+            why_none = (
+                f"the fleet spans {', '.join(systems)}, whose builds differ: one answer per operating system "
+                "(--format uv-project writes them into one pyproject)"
+            )
     blocking = holding_back(specs, usable, fleet, matrices, policy, python)
     if blocking:
         nodes = sum(b.cls.nodes for b in blocking)
