@@ -90,9 +90,10 @@ def main() -> None:
 
     `detect` shows the machine; `resolve` picks the builds and prints how to install them (--json,
     --format pip|uv|uv-project|requirements|conda|environment.yml); `install` installs them; `check`
-    checks requirements files, pyproject.toml, lockfiles and environment.yml (a pre-commit hook); the
-    `data` commands check cudafit's data and show how each fact is known. Options such as
-    --driver, --gpu, --os, --arch and --python describe another machine instead of this one.
+    checks requirements files, pyproject.toml, lockfiles and environment.yml (a pre-commit hook);
+    `doctor` diagnoses an environment; the `data` commands check, update and show cudafit's data;
+    `fleet` answers for a cluster's inventory. Options such as --driver, --gpu, --os, --arch and
+    --python describe another machine instead of this one.
 
     Exit codes: 0 an answer, 1 no consistent set exists, 2 bad input.
     """
