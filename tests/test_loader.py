@@ -51,6 +51,10 @@ def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
 
 # (file, text to replace, replacement, expected message fragment)
 BROKEN = [
+    ("nvidia.toml", 'version = "13.0.3"\ngrade = "measured"', 'version = "13.0.9"\ngrade = "measured"',
+     "pytorch/torch-2.13.toml: [[build]] cu130 of 2.13.0: field 'pins': cuda-toolkit ==13.0.3 has no [[toolkit_wheel]] in nvidia.toml"),
+    ("nvidia.toml", 'version = "13.2.2"\ngrade = "measured"', 'version = "13.2.2"\ngrade = "guessed"',
+     "nvidia.toml: [[toolkit_wheel]] #6 (13.2.2): field 'grade'"),
     ("nvidia.toml", 'version = "12.4"\nlinux_driver_min = "550.54.14"', 'version = "12.4"\nlinux_driver_min = "550.x"',
      "nvidia.toml: [[toolkit]] #15 (12.4): field 'linux_driver_min': expected a driver version"),
     ("nvidia.toml", 'version = "12.4"\n', 'version = "12.4"\nlinux_drvier_min = "1"\n',
@@ -183,3 +187,12 @@ def test_a_tensorflow_wheel_is_one_build_per_platform(tmp_path):
     path.write_text(text + "\n" + second)
     with pytest.raises(DataError, match=r"tensorflow-2.18.toml: \[\[build\]\] #2 \(cu12\): field 'platforms': release 2.18.0 already has build cu12 on linux-x86_64"):
         load(copy)
+
+
+def test_cuda_toolkit_pins_bring_their_library_wheels():
+    """torch from 2.12 requires cuda-toolkit[...]==X; the wheels X pins are compared with other
+    frameworks' nvidia-* pins (measured from the cuda-toolkit wheels' METADATA)."""
+    m = load()
+    build = next(b for r in m.torch if str(r.version) == "2.12.1" for b in r.builds if b.tag == "cu126" and "linux-x86_64" in b.platforms)
+    assert build.pins is not None and build.pins["cuda-toolkit"] == "==12.6.3"
+    assert build.pins["nvidia-cublas-cu12"] == "==12.6.4.1.*" and build.pins["nvidia-cuda-runtime-cu12"] == "==12.6.77.*"

@@ -15,7 +15,7 @@ import sys
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -30,6 +30,7 @@ from cudafit.fields import (
     read_cc_set_or_unknown,
     read_driver_or_unknown,
     read_header,
+    read_pins,
     read_positive_number,
     read_str,
     read_str_list,
@@ -37,7 +38,7 @@ from cudafit.fields import (
 )
 from cudafit.frameworks import PROVIDERS
 from cudafit.gpus import normalize_gpu_name
-from cudafit.records import CC, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
+from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
 
 SHARED = ("nvidia.toml", "gpus.toml", "pytorch/index.toml")  # what every release-line file is checked against
 SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
@@ -257,12 +258,17 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
         if required not in docs:
             raise DataError(f"{root}: missing data file {required}")
     dates: list[str] = []
-    compat, toolkits, archs, jetpacks, unknown_driver_major = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
+    compat, toolkits, archs, jetpacks, unknown_driver_major, toolkit_wheels = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
     gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
     # Each framework reads its own files (its provider's DATA_PREFIX): a new framework is its
     # module and its folder, not a change here.
-    frameworks = {p.FAMILY: _releases(docs, p.DATA_PREFIX, lambda rel, doc, p=p: p.read_file(rel, doc, toolkits, dates), problems) for p in PROVIDERS}
+    frameworks = {
+        p.FAMILY: _releases(
+            docs, p.DATA_PREFIX, lambda rel, doc, p=p: _with_toolkit_wheels(rel, p.read_file(rel, doc, toolkits, dates), toolkit_wheels), problems
+        )
+        for p in PROVIDERS
+    }
     prefixes = tuple(p.DATA_PREFIX for p in PROVIDERS)
     unexpected = set(docs) - set(SHARED) - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
@@ -325,7 +331,7 @@ def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = No
 
 
 def _nvidia(file: str, doc: dict, dates: list[str]):
-    only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver"})
+    only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver", "toolkit_wheel"})
     sources = read_header(file, doc)
     dates.append(doc["data_date"])
     toolkits: dict[tuple[int, int], Toolkit] = {}
@@ -384,7 +390,41 @@ def _nvidia(file: str, doc: dict, dates: list[str]):
     if major not in compat:
         raise unknown.fail("cuda_major", "has no [compat.N] floor in this file")
     unknown.finish()
-    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner), major
+    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner), major, _toolkit_wheels(file, doc, sources)
+
+
+def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> dict[str, dict[str, str]]:
+    """cuda-toolkit metapackage version -> the NVIDIA library wheels its extras pin."""
+    wheels: dict[str, dict[str, str]] = {}
+    for i, raw in enumerate(entries(file, doc, "toolkit_wheel", "toolkit_wheel"), 1):
+        e = Entry(file, f"[[toolkit_wheel]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        version = str(e.get("version", read_version))
+        e.get("grade", lambda v: v if v in GRADES else fail_type(f"one of {', '.join(GRADES)}"))
+        if version in wheels:
+            raise e.fail("version", "defined twice")
+        wheels[version] = e.get("pins", read_pins)
+        e.finish()
+    return wheels
+
+
+def _with_toolkit_wheels(file: str, releases: Any, wheels: dict[str, dict[str, str]]) -> tuple:
+    """Each build of `file` that requires cuda-toolkit==X also pins the library wheels X brings, so
+    that the solver compares them with other frameworks' nvidia-* pins (an explicit pin on the same
+    wheel stays, and both must hold)."""
+
+    def expand(release: Any, build: Any) -> Any:
+        spec = (build.pins or {}).get("cuda-toolkit")
+        if not spec:
+            return build
+        version = spec[2:] if spec.startswith("==") and "," not in spec else None
+        if version is None or version not in wheels:
+            raise DataError(f"{file}: [[build]] {build.tag} of {release.version}: field 'pins': cuda-toolkit {spec} has no [[toolkit_wheel]] in nvidia.toml")
+        pins = dict(build.pins)
+        for dist, wheel_spec in wheels[version].items():
+            pins[dist] = f"{pins[dist]},{wheel_spec}" if dist in pins else wheel_spec
+        return build._replace(pins=pins)
+
+    return tuple(r._replace(builds=tuple(expand(r, b) for b in r.builds)) for r in releases)
 
 
 def _jetpacks(file: str, doc: dict, sources: set[str], owner: dict[CC, str]) -> tuple[JetPack, ...]:

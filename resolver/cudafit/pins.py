@@ -89,6 +89,15 @@ def combined(pin_sets: list[dict[str, str]]) -> dict[str, str]:
         if exact:
             out[dist] = exact[0]  # an exact pin says it all (the others were checked to allow it)
             continue
+        # A release pinned by prefix (cuda-toolkit's ==12.6.4.1.*) says it all too, where every
+        # other bound admits that release.
+        parts = [item for text in specs for item in SpecifierSet(text)]
+        prefix = next((item for item in parts if item.operator == "==" and item.version.endswith(".*")), None)
+        if prefix is not None:
+            release = Version(prefix.version[:-2])
+            if all(item.contains(release, prereleases=True) for item in parts if item is not prefix):
+                out[dist] = str(prefix)
+                continue
         joined = SpecifierSet()
         for text in specs:
             joined &= SpecifierSet(text)
