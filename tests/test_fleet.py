@@ -255,23 +255,27 @@ def cluster_bin(tmp_path, monkeypatch):
 def test_fleet_doctor_over_slurm(cluster_bin):
     docs = {"gpu001": {"ok": False, "machine": A100, "findings": [CPU_TORCH]}, "gpu002": {"ok": False, "machine": A100, "findings": [CPU_TORCH]},
             "old001": {"ok": True, "machine": V100, "findings": []}}
-    _stand_in(cluster_bin, "sinfo", "print(4)")
+    _stand_in(cluster_bin, "sinfo", "print('gpu001\\ngpu002\\nold001\\nbare001\\nlost001')")
     lines = []
     for task, (node, doc) in enumerate(docs.items()):
         lines.append(f"{task}: @@cudafit-node {node}")
         lines += [f"{task}: {x}" for x in json.dumps(doc, indent=1).splitlines()]
     lines += ["3: @@cudafit-node bare001", "3: sh: 1: exec: cudafit: not found"]
-    _stand_in(cluster_bin, "srun", f"assert sys.argv[1:7] == ['--partition', 'gpu', '--nodes', '4', '--ntasks-per-node', '1'], sys.argv\nprint({chr(10).join(lines)!r})")
+    _stand_in(cluster_bin, "srun", f"assert sys.argv[1:5] == ['--partition', 'gpu', '--nodes', '5'], sys.argv\nprint({chr(10).join(lines)!r})\nsys.stderr.write('srun: error: lost001: task 4: Exited with exit code 1\\n'); sys.exit(1)")
     result = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "gpu", "--json"])
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)
     first = data["classes"][0]
     assert first["key"] == "a100-sxm4-80gb-535.104.05" and first["count"] == 2 and first["ok"] is False
-    assert first["findings"] == [{"code": "DR010", "severity": "error", "message": CPU_TORCH["message"], "fix": CPU_TORCH["fix"], "nodes": 2}]
+    assert first["findings"] == [
+        {"code": "DR010", "severity": "error", "message": CPU_TORCH["message"], "fix": CPU_TORCH["fix"], "commands": [], "nodes": 2, "node_names": ["gpu001", "gpu002"]}
+    ]
     assert data["classes"][1]["ok"] is True
-    assert data["unreachable"][0]["node"] == "bare001" and "is cudafit installed" in data["unreachable"][0]["error"]
+    unreachable = {r["node"]: r["error"] for r in data["unreachable"]}
+    assert "is cudafit installed" in unreachable["bare001"]
+    assert unreachable["lost001"] == "srun: error: lost001: task 4: Exited with exit code 1"  # a node srun lost is listed
     text = CliRunner().invoke(main, ["fleet", "doctor", "--slurm", "gpu"]).stdout
-    assert "DR010 error (2 node(s))" in text and "no report from bare001" in text
+    assert "DR010 error (2 node(s): gpu001, gpu002)" in text and "no report from bare001" in text
 
 
 def test_fleet_doctor_over_kubernetes(cluster_bin):
@@ -357,3 +361,72 @@ def test_single_platform_fleet_prints_any_format():
     result = fleet("--inventory", str(KUBE), "--format", "pip")
     assert result.exit_code == 0 and result.stdout == "pip install --index-url https://download.pytorch.org/whl/cu118 torch==2.7.1+cu118\n"
     assert fleet("--inventory", str(KUBE), "--format", "pip", "--json").exit_code == 2
+
+
+def test_targets_mean_what_check_reads(tmp_path):
+    project = tmp_path / "targets.txt"  # recognised by content, not by name
+    project.write_text(
+        '[[tool.cudafit.targets]]\nname = "old-mac"\nos = "macos"\narch = "arm64"\nmacos = "13.6"\npython = "3.10"\n\n'
+        '[[tool.cudafit.targets]]\nname = "t4"\ngpu = "Tesla T4"\n'  # no driver: unknown, not "none"
+    )
+    data = json.loads(fleet("--inventory", str(project), "--json").stdout)
+    assert data["platforms"]["macos"]["packages"][0]["requirement"] == "torch==2.11.0"  # macOS 13.6 and Python 3.10
+    t4 = next(c for c in data["classes"] if c["key"] == "t4")
+    assert "+cu" in t4["best"][0]["requirement"]  # a CUDA build for the driver floor, not the CPU build
+    typo = tmp_path / "typo.toml"
+    typo.write_text('[[tool.cudafit.targets]]\nname = "a"\ndriverr = "535.104.05"\n')
+    result = fleet("--inventory", str(typo))
+    assert result.exit_code == 2 and "[[tool.cudafit.targets]] #1 (a): unknown key driverr" in result.stderr
+    bad_os = tmp_path / "os.toml"
+    bad_os.write_text('[[tool.cudafit.targets]]\nname = "p9"\nos = "plan9"\n')
+    assert fleet("--inventory", str(bad_os)).exit_code == 2
+    not_table = tmp_path / "t.toml"
+    not_table.write_text("[tool]\ncudafit = 3\n")
+    result = fleet("--inventory", str(not_table))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_wsl_counts_as_linux_and_one_set_is_written_once(tmp_path):
+    project = tmp_path / "pyproject.toml"
+    project.write_text(
+        '[tool.cudafit]\n[[tool.cudafit.targets]]\nname = "v100"\ndriver = "470.82.01"\ngpu = "Tesla V100-SXM2-16GB"\n\n'
+        '[[tool.cudafit.targets]]\nname = "desk"\nos = "wsl"\ndriver = "566.36"\ngpu = "NVIDIA GeForce RTX 4090"\n'
+    )
+    data = json.loads(fleet("--inventory", str(project), "--json").stdout)
+    assert data["fleet"]["packages"][0]["requirement"] == "torch==2.7.1+cu118" and data["platforms"] == {}
+    assert fleet("--inventory", str(project), "--format", "pip").exit_code == 0
+    assert fleet("--inventory", str(project), "--format", "uv-project", "-o", str(project)).exit_code == 0
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    doc = tomllib.loads(project.read_text())
+    assert doc["project"]["dependencies"] == ["torch==2.7.1+cu118"] and doc["project"]["name"] == "cudafit"  # lockable: a name and a version
+
+
+def test_slurm_doctor_keeps_what_answered_before_a_timeout():
+    from cudafit.fleet import doctor
+
+    def runner(argv, timeout):
+        if argv[0] == "sinfo":
+            return 0, "n1\nn2\n", ""
+        doc = json.dumps({"ok": True, "machine": A100, "findings": []})
+        return doctor.TIMED_OUT, f"0: @@cudafit-node n1\n0: {doc}\n", "\nsrun: stopped after 3 s"
+
+    reports = doctor.slurm("gpu", [], runner=runner, timeout=3)
+    assert [(r.node, r.doc is not None) for r in reports] == [("n1", True), ("n2", False)]
+    assert reports[1].error == "no answer in 3 s"
+
+
+def test_dcgm_scrape_with_other_metrics_and_escapes():
+    scrape = (
+        b"\n# HELP go_gc_duration_seconds x\n# TYPE go_gc_duration_seconds summary\ngo_gc_duration_seconds{quantile=\"0\"} 1\n"
+        b'DCGM_FI_DEV_GPU_TEMP{gpu="0",modelName="Tesla T4",Hostname="a\\"b",DCGM_FI_DRIVER_VERSION="535.183.06"} 40\n'
+        b'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="x" 41\n'
+    )
+    with pytest.raises(InputError, match=":6: a DCGM sample without its"):
+        list(inventory.read(io.BytesIO(scrape), "m", inventory.DEFAULTS))
+    nodes = list(inventory.read(io.BytesIO(scrape.rsplit(b"\n", 2)[0] + b"\n"), "m", inventory.DEFAULTS))
+    assert nodes[0].name == 'a"b' and nodes[0].gpus == ("Tesla T4",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Optional
+from typing import IO, TYPE_CHECKING, Optional
 
 import click
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from cudafit.fleet.classes import NodeClass
     from cudafit.fleet.inventory import Node, Options
+    from cudafit.records import Matrices
 
 
 @click.group()
@@ -39,7 +40,7 @@ def fleet() -> None:
     "--gres-map", "gres_map", multiple=True, metavar="TYPE=GPU NAME", help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'."
 )
 @click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'.")
-@click.option("--default-driver", metavar="VERSION", help="The driver of Slurm nodes whose features do not name one.")
+@click.option("--default-driver", metavar="VERSION", help="The driver of nodes whose inventory names none (Slurm features, older dcgm-exporters).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--format", "fmt", type=click.Choice(list(FORMATS)), help="Print the fleet's answer in this install form (uv-project: one pyproject for every platform)."
@@ -70,12 +71,20 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
             raise click.BadParameter(f"{driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
         if groups != 1:
             raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
-    if default_driver is not None and inv.driver_problem(default_driver, "--default-driver"):
-        raise click.BadParameter(str(inv.driver_problem(default_driver, "value")), param_hint="'--default-driver'")
+    if default_driver is not None:
+        from cudafit.errors import InputError
+        from cudafit.machine import check_driver, parse_driver
+
+        if inv.driver_problem(default_driver, "value"):
+            raise click.BadParameter(str(inv.driver_problem(default_driver, "value")), param_hint="'--default-driver'")
+        try:
+            check_driver(parse_driver(default_driver) or "", "linux", load_matrices())
+        except InputError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="'--default-driver'") from None
     options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
     matrices = load_matrices()
     checked: Optional[str] = check_python(python, matrices) if python else None
-    classes = _classes(inventory, options, inv, group)
+    classes = _classes(inventory, options, inv, group, matrices)
     if not classes:
         raise click.BadParameter(f"{inventory}: no nodes", param_hint="'--inventory'")
     answer = solve_fleet(list(specs) or ["torch"], classes, matrices, policy, checked)
@@ -104,16 +113,23 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
     return 0 if answer.ok else 1
 
 
-def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]]) -> list[NodeClass]:
+def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]], matrices: Matrices) -> list[NodeClass]:
     """The node classes of the inventory; nodes are grouped as they are read (an NDJSON stream
-    never sits in memory whole)."""
+    never sits in memory whole). A pyproject's targets are checked as `cudafit check` reads them."""
     from cudafit.errors import InputError
+    from cudafit.fleet import targets
+
+    def classes(stream: IO[bytes], label: str) -> list[NodeClass]:
+        head = stream.peek(256)[:256] if hasattr(stream, "peek") else b""
+        if targets.looks_like_toml(head, label):
+            return group(targets.nodes(stream.read(), label, matrices))
+        return group(inv.read(stream, label, options))
 
     if path == "-":
-        return group(inv.read(sys.stdin.buffer, "<stdin>", options))
+        return classes(sys.stdin.buffer, "<stdin>")
     try:
         with open(path, "rb") as fh:
-            return group(inv.read(fh, path, options))
+            return classes(fh, path)
     except IsADirectoryError:
         raise InputError(f"--inventory {path}: a folder; give the inventory file") from None
     except OSError as exc:
@@ -135,6 +151,8 @@ def fleet_doctor(partition, selector, image, probe, timeout, as_json):
         raise click.UsageError("give one of --slurm PARTITION or --kubernetes SELECTOR")
     if selector and not image:
         raise click.UsageError("--kubernetes needs --image: the image the doctor runs in on each node")
+    if partition and image:
+        raise click.UsageError("--image is for --kubernetes; on Slurm the doctor runs as installed on the nodes")
     args = ["--import"] if probe else []
     if partition:
         reports = doctor.slurm(partition, args, timeout=timeout)
@@ -145,26 +163,28 @@ def fleet_doctor(partition, selector, image, probe, timeout, as_json):
     if as_json:
         out = {
             "ok": ok,
-            "classes": [{"key": c.key, "count": len(c.nodes), "sample_nodes": c.nodes[:3], "ok": c.ok, "findings": c.findings} for c in classes],
+            "classes": [{"key": c.key, "count": c.size, "sample_nodes": c.nodes[:3], "ok": c.ok, "findings": c.findings} for c in classes],
             "unreachable": [{"node": r.node, "error": r.error} for r in missing],
         }
         click.echo(json.dumps(out, indent=2))
         return 0 if ok else 1
-    click.echo(
-        f"fleet doctor: {sum(len(c.nodes) for c in classes)} node(s) answered in {len(classes)} class(es)" + (f", {len(missing)} did not" if missing else "")
-    )
+    shown = f", {len(missing)} did not" if missing else ""
+    click.echo(f"fleet doctor: {sum(c.size for c in classes)} node(s) reported in {len(classes)} class(es){shown}")
     for c in classes:
-        click.echo(f"{c.key}: {len(c.nodes)} node(s), e.g. {', '.join(c.nodes[:3])}: {'ok' if c.ok else 'problems'}")
+        click.echo(f"{c.key}: {c.size} node(s), e.g. {', '.join(c.nodes[:3])}: {'ok' if c.ok else 'problems'}")
         for f in c.findings:
-            click.echo(f"  {f['code']} {f['severity']} ({f['nodes']} node(s)): {f['message']}")
+            names = ", ".join(f["node_names"]) + (" ..." if f["nodes"] > len(f["node_names"]) else "")
+            click.echo(f"  {f['code']} {f['severity']} ({f['nodes']} node(s): {names}): {f['message']}")
             if f.get("fix"):
                 click.echo(f"      fix: {f['fix']}")
+            for command in f.get("commands") or []:
+                click.echo(f"        {command}")
     for r in missing:
         click.echo(f"no report from {r.node}: {r.error}")
     return 0 if ok else 1
 
 
-def _samples(selector: str, timeout: int) -> dict[str, str]:
+def _samples(selector: str, timeout: int) -> dict[str, tuple[str, int]]:
     """A node of each class among the nodes `selector` picks, from their GFD labels."""
     import io
 
@@ -176,7 +196,7 @@ def _samples(selector: str, timeout: int) -> dict[str, str]:
     if code != 0:
         raise InputError(f"kubectl get nodes -l {selector}: {(err or out).strip().splitlines()[-1] if (err or out).strip() else f'exit {code}'}")
     classes = group(inventory.read(io.BytesIO(out.encode()), f"kubectl get nodes -l {selector}"))
-    samples = {c.key: c.samples[0] for c in classes if c.samples and not c.problem}
+    samples = {c.key: (c.samples[0], c.nodes) for c in classes if c.samples and not c.problem}
     if not samples:
         raise InputError(f"no GPU node matches the selector {selector!r}")
     return samples

@@ -204,11 +204,13 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     check_project_name(options.env_name)
     doc = _parse(options.existing) if options.existing else tomlkit.document()
     project = _table(doc, "project", "[project]")
-    if not options.existing:
+    # A [project] needs a name and a version for uv to lock it; a file that had no [project] gets them.
+    if "name" not in project:
         project["name"] = options.env_name
+    if "version" not in project and "version" not in (project.get("dynamic") or []):
         project["version"] = "0.1.0"
-        if resolution.machine.python:
-            project["requires-python"] = f">={resolution.machine.python}"
+    if "requires-python" not in project and resolution.machine.python:
+        project["requires-python"] = f">={resolution.machine.python}"
     ours: set[str] = {canonicalize_name(p.name) for p in resolution.packages}
     here = _holds_here(resolution)
     home = _home(doc, project, ours)

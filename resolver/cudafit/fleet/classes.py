@@ -9,6 +9,7 @@ from typing import NamedTuple, Optional
 
 from cudafit.fleet.inventory import NO_GPU, Node
 from cudafit.gpus import normalize_gpu_name
+from cudafit.records import Machine
 
 SAMPLES = 3  # node names kept per class, to point at
 
@@ -24,6 +25,7 @@ class NodeClass(NamedTuple):
     gpus: tuple[str, ...]
     compute_capabilities: tuple[str, ...]
     problem: Optional[str]  # the inventory could not read these nodes as a machine
+    machine: Optional[Machine] = None  # described and checked already (a pyproject target)
 
 
 def _slug(text: str) -> str:
@@ -31,6 +33,8 @@ def _slug(text: str) -> str:
 
 
 def class_key(node: Node) -> str:
+    if node.machine is not None:  # a named target is its own class
+        return _slug(node.name)
     hardware = "+".join(_slug(normalize_gpu_name(g)) for g in node.gpus) or "+".join(f"cc{c}" for c in node.compute_capabilities) or "no-gpu"
     platform = "" if (node.os, node.arch) == ("linux", "x86_64") else f"-{node.os}-{node.arch}"
     if node.problem == NO_GPU:
@@ -67,6 +71,7 @@ def group(nodes: Iterable[Node]) -> list[NodeClass]:
             gpus=tuple(dict.fromkeys(e["node"].gpus)),
             compute_capabilities=e["node"].compute_capabilities,
             problem=e["node"].problem,
+            machine=e["node"].machine,
         )
         for (key, ccs), e in found.items()
     ]

@@ -28,32 +28,71 @@ class NodeReport(NamedTuple):
     node: str
     doc: Optional[dict]  # the node's `doctor --json` output
     error: Optional[str]  # why there is none
+    stands_for: int = 1  # nodes of its class it speaks for (Kubernetes: one pod per class)
+
+
+TIMED_OUT = 124  # the code `run` gives a command it stopped, as timeout(1) does
 
 
 def run(argv: Sequence[str], timeout: int) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr); past `timeout` the command is stopped and what it printed is kept."""
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise InputError(f"{argv[0]}: not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{argv[0]}: no answer in {timeout} s") from None
+    except subprocess.TimeoutExpired as exc:
+        return TIMED_OUT, _text(exc.stdout), _text(exc.stderr) + f"\n{argv[0]}: stopped after {timeout} s"
     return done.returncode, done.stdout, done.stderr
 
 
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
+
+
 def slurm(partition: str, doctor_args: Sequence[str], runner: Runner = run, timeout: int = 600) -> list[NodeReport]:
-    code, out, err = runner(["sinfo", "--noheader", "--partition", partition, "--format", "%D"], timeout)
+    """One srun over the partition's nodes; every node sinfo lists has a report or a reason."""
+    code, out, err = runner(["sinfo", "--noheader", "--partition", partition, "--Node", "--format", "%N"], timeout)
     if code != 0:
-        raise InputError(f"sinfo --partition {partition}: {(err or out).strip().splitlines()[0] if (err or out).strip() else f'exit {code}'}")
-    counts = [int(x) for x in out.split() if x.isdigit()]
-    if not counts or sum(counts) == 0:
+        raise InputError(f"sinfo --partition {partition}: {_last(err or out) or f'exit {code}'}")
+    names = list(dict.fromkeys(out.split()))
+    if not names:
         raise InputError(f"partition {partition!r}: no nodes (sinfo lists none)")
-    command = f'printf "{MARK}%s\\n" "$(hostname)"; exec cudafit doctor --json "$@"'
-    argv = ["srun", "--partition", partition, "--nodes", str(sum(counts)), "--ntasks-per-node", "1", "--label", "sh", "-c", command, "sh", *doctor_args]
+    command = f'printf "{MARK}%s\\n" "${{SLURMD_NODENAME:-$(hostname)}}"; exec cudafit doctor --json "$@"'
+    argv = [
+        "srun",
+        "--partition",
+        partition,
+        "--nodes",
+        str(len(names)),
+        "--nodelist",
+        ",".join(names),
+        "--ntasks-per-node",
+        "1",
+        "--label",
+        "sh",
+        "-c",
+        command,
+        "sh",
+        *doctor_args,
+    ]
     code, out, err = runner(argv, timeout)
     reports = parse_labelled(out)
-    if not reports:
-        raise InputError(f"srun --partition {partition}: no node answered ({(err or '').strip().splitlines()[-1] if err.strip() else f'exit {code}'})")
+    if not reports and code not in (0, TIMED_OUT):
+        raise InputError(f"srun --partition {partition}: no node answered ({_last(err) or f'exit {code}'})")
+    answered = {r.node for r in reports}
+    for name in names:
+        if name not in answered:
+            said = [line.strip() for line in err.splitlines() if name in line]
+            why = said[-1] if said else (f"no answer in {timeout} s" if code == TIMED_OUT else f"no answer (srun exited {code})")
+            reports.append(NodeReport(name, None, why[:200]))
     return reports
+
+
+def _last(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1].strip()[:200] if lines else ""
 
 
 def parse_labelled(out: str) -> list[NodeReport]:
@@ -83,11 +122,17 @@ def _report(node: str, body: str) -> NodeReport:
     return NodeReport(node, doc, None)
 
 
-def kubernetes(selector: str, image: str, samples: dict[str, str], doctor_args: Sequence[str], runner: Runner = run, timeout: int = 600) -> list[NodeReport]:
-    """One pod per class (`samples`: class key -> a node of it), pinned to that node."""
+def kubernetes(
+    selector: str, image: str, samples: dict[str, tuple[str, int]], doctor_args: Sequence[str], runner: Runner = run, timeout: int = 600
+) -> list[NodeReport]:
+    """One pod per class (`samples`: class key -> a node of it and the class's size), pinned to that
+    node; `timeout` applies to each pod."""
+    import secrets
+
+    run_id = secrets.token_hex(3)  # two runs, or a pod left by an earlier one, never share a name
     reports = []
-    for key, node in samples.items():
-        name = "cudafit-doctor-" + re.sub(r"[^a-z0-9-]+", "-", key.lower())[:40].strip("-")
+    for key, (node, size) in samples.items():
+        name = f"cudafit-doctor-{re.sub(r'[^a-z0-9-]+', '-', key.lower())[:40].strip('-')}-{run_id}"
         container = {
             "name": "doctor",
             "image": image,
@@ -95,20 +140,35 @@ def kubernetes(selector: str, image: str, samples: dict[str, str], doctor_args: 
             "resources": {"limits": {"nvidia.com/gpu": "1"}},
         }
         overrides = {"apiVersion": "v1", "spec": {"nodeName": node, "restartPolicy": "Never", "containers": [container]}}
-        argv = ["kubectl", "run", name, "--image", image, "--restart=Never", "--rm", "-i", "--quiet", f"--overrides={json.dumps(overrides)}"]
+        argv = [
+            "kubectl",
+            "run",
+            name,
+            "--image",
+            image,
+            "--restart=Never",
+            "--rm",
+            "-i",
+            "--quiet",
+            f"--pod-running-timeout={timeout}s",
+            f"--overrides={json.dumps(overrides)}",
+        ]
         code, out, err = runner(argv, timeout)
-        report = _report(node, out)
-        if report.doc is None and code != 0 and err.strip():
-            report = report._replace(error=f"kubectl run on {node}: {err.strip().splitlines()[-1][:200]}")
+        report = _report(node, out)._replace(stands_for=size)
+        if report.doc is None and code == TIMED_OUT:
+            report = report._replace(error=f"kubectl run on {node}: no answer in {timeout} s (pod {name} may need deleting)")
+        elif report.doc is None and code != 0 and err.strip():
+            report = report._replace(error=f"kubectl run on {node}: {_last(err)}")
         reports.append(report)
     return reports
 
 
 class ClassFindings(NamedTuple):
     key: str
-    nodes: list[str]
+    nodes: list[str]  # the nodes that reported
+    size: int  # the nodes they speak for
     ok: bool
-    findings: list[dict]  # code, severity, message, fix, nodes (how many reported it)
+    findings: list[dict]  # code, severity, message, fix, commands, nodes (how many), node_names (a few)
 
 
 def aggregate(reports: list[NodeReport]) -> tuple[list[ClassFindings], list[NodeReport]]:
@@ -118,17 +178,23 @@ def aggregate(reports: list[NodeReport]) -> tuple[list[ClassFindings], list[Node
         if r.doc is not None:
             groups.setdefault(_key(r.doc.get("machine") or {}), []).append(r)
     classes = []
-    for key, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+    for key, members in sorted(groups.items(), key=lambda item: (-sum(r.stands_for for r in item[1]), item[0])):
         seen: dict[tuple[str, str], dict] = {}
         for r in members:
             assert r.doc is not None
             for f in r.doc.get("findings") or []:
+                fields = {k: f.get(k) for k in ("code", "severity", "message", "fix")}
                 entry = seen.setdefault(
-                    (f.get("code", "?"), f.get("message", "")), {**{k: f.get(k) for k in ("code", "severity", "message", "fix")}, "nodes": 0}
+                    (str(f.get("code", "?")), str(f.get("message", ""))), {**fields, "commands": list(f.get("commands") or []), "nodes": 0, "node_names": []}
                 )
-                entry["nodes"] += 1
+                entry["nodes"] += r.stands_for
+                if len(entry["node_names"]) < 5:
+                    entry["node_names"].append(r.node)
         ok = all(r.doc is not None and r.doc.get("ok", False) for r in members)
-        classes.append(ClassFindings(key, [r.node for r in members], ok, sorted(seen.values(), key=lambda f: (f["severity"] != "error", f["code"]))))
+        # The nodes with a problem first, so that a class marked "problems" points at them.
+        ordered = sorted(members, key=lambda r: bool(r.doc and r.doc.get("ok", False)))
+        findings = sorted(seen.values(), key=lambda f: (f["severity"] != "error", str(f["code"])))
+        classes.append(ClassFindings(key, [r.node for r in ordered], sum(r.stands_for for r in members), ok, findings))
     return classes, [r for r in reports if r.doc is None]
 
 

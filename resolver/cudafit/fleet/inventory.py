@@ -1,5 +1,6 @@
 """Inventories, recognised by their content, read into Node records.
 
+- (pyproject.toml targets are read by `targets.py`, which needs the data to check them);
 - cudafit's own JSON: a list (or {"nodes": [...]}) of the `machine` object of `resolve --json`
   ({"os", "arch", "driver", "gpus": [{"name", "compute_capability"}]}) plus "count", "pool" and
   an optional "name";
@@ -27,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, NamedTuple, Optional
 
 from cudafit.errors import InputError
+from cudafit.records import Machine
 
 # Labels naming a node's pool, most specific first (the cluster's own label can be given instead).
 POOL_LABELS = (
@@ -60,6 +62,7 @@ class Node(NamedTuple):
     gpus: tuple[str, ...] = ()  # GPU names as nvidia-smi (or GFD, dashes for spaces) prints them
     compute_capabilities: tuple[str, ...] = ()  # where no name is known
     problem: Optional[str] = None  # why the node cannot be read as a machine
+    machine: Optional[Machine] = None  # already described and checked (a pyproject target)
 
 
 class Options(NamedTuple):
@@ -74,17 +77,19 @@ DEFAULTS = Options()
 
 def read(stream: IO[bytes], label: str, options: Options = DEFAULTS) -> Iterator[Node]:
     """The nodes of an inventory, whatever its format; InputError naming `label` when none fits."""
-    if label.endswith(".toml"):
-        return iter(list(_toml_targets(stream.read(), label)))
     first_line = _first_line(stream, label)
+    skipped = 0
+    while first_line and not first_line.strip():  # blank lines before the content
+        skipped += 1
+        first_line = _first_line(stream, label)
     _decode(first_line, label, 1)
     text = first_line.lstrip(b"\xef\xbb\xbf").lstrip()
-    if text.startswith((b"# HELP DCGM_", b"# TYPE DCGM_", b"DCGM_")):
-        return _dcgm(_lines(first_line, stream, label), label, options)
+    if text.startswith((b"# HELP ", b"# TYPE ", b"DCGM_")):  # Prometheus text: a dcgm-exporter scrape
+        return _dcgm(_lines(first_line, stream, label, skipped + 1), label, options)
     if text.startswith(b"NodeName="):
-        return _slurm_text(_lines(first_line, stream, label), label, options)
+        return _slurm_text(_lines(first_line, stream, label, skipped + 1), label, options)
     if text.startswith(b"{") and _ndjson_start(first_line, stream):
-        return _ndjson(_lines(first_line, stream, label), label, options)
+        return _ndjson(_lines(first_line, stream, label, skipped + 1), label, options)
     if text.startswith((b"{", b"[")):
         body = first_line + stream.read()
         try:
@@ -94,7 +99,10 @@ def read(stream: IO[bytes], label: str, options: Options = DEFAULTS) -> Iterator
         except RecursionError:
             raise InputError(f"{label}: JSON nested too deeply to be an inventory") from None
         return iter(list(_json_document(doc, label, options)))
-    raise InputError(f"{label}: not an inventory cudafit reads (cudafit JSON, kubectl get nodes -o json, NDJSON, or Slurm scontrol output)")
+    raise InputError(
+        f"{label}: not an inventory cudafit reads (kubectl get nodes -o json or NDJSON, Slurm scontrol output, "
+        "dcgm-exporter metrics, a pyproject.toml with targets, or cudafit JSON)"
+    )
 
 
 def _first_line(stream: IO[bytes], label: str) -> bytes:
@@ -134,8 +142,7 @@ def _decode(blob: bytes, label: str, line: int) -> str:
         raise InputError(f"{label}:{at}:{column}: not UTF-8 text") from None
 
 
-def _lines(first: bytes, stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
-    number = 1
+def _lines(first: bytes, stream: IO[bytes], label: str, number: int = 1) -> Iterator[tuple[int, str]]:
     if first.strip():
         yield number, _decode(first.rstrip(b"\r\n"), label, number)
     while True:
@@ -188,35 +195,6 @@ def _ndjson(lines: Iterator[tuple[int, str]], label: str, options: Options) -> I
             yield kube_node(item, where, options)
         else:
             yield cudafit_node(item, where)
-
-
-def _toml_targets(blob: bytes, label: str) -> Iterator[Node]:
-    """`[[tool.cudafit.targets]]` of a pyproject.toml (shared with `cudafit check`): one node each."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        doc = tomllib.loads(_decode(blob, label, 1))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{label}: not valid TOML: {exc}") from None
-    targets = doc.get("tool", {}).get("cudafit", {}).get("targets")
-    if not isinstance(targets, list) or not targets or not all(isinstance(t, dict) for t in targets):
-        raise InputError(f"{label}: no [[tool.cudafit.targets]] to read as the fleet's machines")
-    for number, table in enumerate(targets, 1):
-        where = f"{label}: [[tool.cudafit.targets]] #{number}"
-        gpus = table.get("gpus", table.get("gpu", []))
-        ccs = table.get("compute-capability", [])
-        machine = {
-            "os": table.get("os", "linux"),
-            "arch": table.get("arch", "x86_64"),
-            "driver": table.get("driver"),
-            "gpus": gpus if isinstance(gpus, list) else [gpus],
-        }
-        node = cudafit_node({"name": table.get("name", f"target {number}"), "pool": table.get("name", f"target {number}"), "machine": machine}, where)
-        yield node._replace(compute_capabilities=tuple(str(c) for c in (ccs if isinstance(ccs, list) else [ccs])))
 
 
 # --- cudafit's own inventory -----------------------------------------------------------------
@@ -401,11 +379,11 @@ def _dcgm(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Ite
     once every line is read; memory grows with the nodes, not with the samples."""
     hosts: dict[str, dict[str, set[str]]] = {}
     for number, text in lines:
-        if text.startswith("#") or not text.strip():
-            continue
-        if not text.startswith("DCGM_") or "{" not in text:
-            raise InputError(f"{label}:{number}: expected dcgm-exporter samples (DCGM_...{{...}} value)")
-        labels = dict(_SAMPLE_LABEL.findall(text[text.index("{") : text.rindex("}") + 1]))
+        if text.startswith("#") or not text.strip() or not text.startswith("DCGM_"):
+            continue  # comments, and the other exporters' metrics of a whole scrape
+        if "{" not in text or "}" not in text:
+            raise InputError(f"{label}:{number}: a DCGM sample without its {{labels}}")
+        labels = {k: _unescape(v) for k, v in _SAMPLE_LABEL.findall(text[text.index("{") : text.rindex("}") + 1])}
         host = labels.get("Hostname")
         if not host:
             raise InputError(f"{label}:{number}: a sample without a Hostname label; cannot tell its node")
@@ -414,6 +392,8 @@ def _dcgm(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Ite
             entry["models"].add(labels["modelName"])
         if labels.get("DCGM_FI_DRIVER_VERSION"):
             entry["drivers"].add(labels["DCGM_FI_DRIVER_VERSION"])
+    if not hosts:
+        raise InputError(f"{label}: a metrics scrape without DCGM_ samples (not dcgm-exporter's)")
     for host, entry in hosts.items():
         node = Node(name=host)
         drivers = entry["drivers"] or ({options.default_driver} if options.default_driver else set())
@@ -426,3 +406,7 @@ def _dcgm(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Ite
         else:
             driver = next(iter(drivers))
             yield node._replace(driver=driver, gpus=tuple(sorted(entry["models"])), problem=driver_problem(driver, "driver label"))
+
+
+def _unescape(value: str) -> str:
+    return value.replace("\\\\", "\0").replace('\\"', '"').replace("\\n", "\n").replace("\0", "\\")

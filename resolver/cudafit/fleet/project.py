@@ -13,8 +13,9 @@ from cudafit.records import Resolution
 
 
 def answers_to_write(answer: FleetAnswer) -> list[Resolution]:
-    """The answers the project holds: one per operating system, or the fleet's where there is one OS."""
-    if not answer.platforms:
+    """The answers the project holds: the fleet's one set where every class runs it, else one per
+    operating system."""
+    if answer.fleet is not None or not answer.platforms:
         if answer.fleet is None:
             raise InputError(f"no set runs on every node class ({answer.why_none}); nothing to write")
         return [answer.fleet]

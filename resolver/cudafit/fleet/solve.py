@@ -51,6 +51,11 @@ class FleetAnswer(NamedTuple):
         return self.fleet is not None or (bool(self.platforms) and all(r is not None for r in self.platforms.values()))
 
 
+def system(os_name: str) -> str:
+    """The operating system as a wheel sees it (sys_platform): WSL is Linux."""
+    return "linux" if os_name == "wsl" else os_name
+
+
 def key(c: Candidate) -> Key:
     return (c.family, str(c.version), c.tag)
 
@@ -60,6 +65,9 @@ def requirements(res: Resolution) -> str:
 
 
 def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: Optional[str] = None) -> Machine:
+    if cls.machine is not None:  # a pyproject target, checked as `cudafit check` reads it
+        machine = cls.machine if cls.machine.python or not python else cls.machine._replace(python=python)
+        return machine._replace(driver=driver) if driver else machine
     gpus: list[str] = []
     ccs: list[str] = []
     for name in cls.gpus:
@@ -81,11 +89,12 @@ def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: 
 def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> list[ClassAnswer]:
     # Where a platform has GPU nodes, its nodes without a GPU are left out; a platform of CPU
     # nodes (macOS laptops beside Linux GPU servers) is solved as such.
-    gpu_platforms = {(c.os, c.arch) for c in classes if not c.problem and (c.gpus or c.compute_capabilities)}
+    gpu_platforms = {(c.os, c.arch) for c in classes if not c.problem and (c.gpus or c.compute_capabilities or (c.machine is not None and c.machine.gpus))}
     answers = []
     for cls in classes:
         gpu_fleet = (cls.os, cls.arch) in gpu_platforms
-        cpu_node = not cls.gpus and not cls.compute_capabilities and (cls.problem in (None, NO_GPU))
+        described = cls.machine is not None and bool(cls.machine.gpus or cls.machine.driver)
+        cpu_node = not described and not cls.gpus and not cls.compute_capabilities and (cls.problem in (None, NO_GPU))
         if cls.problem and not (cpu_node and not gpu_fleet):
             answers.append(ClassAnswer(cls, None, None, cls.problem))
             continue
@@ -121,9 +130,9 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
                 seen[members] = common_answer(specs, [usable[i] for i in sorted(members)], matrices, policy)[0]
             pools[name] = seen[members]
     platforms: dict[str, Optional[Resolution]] = {}
-    systems = sorted({a.cls.os for a in usable})
+    systems = sorted({system(a.cls.os) for a in usable})
     if len(systems) > 1:
-        platforms = {name: common_answer(specs, [a for a in usable if a.cls.os == name], matrices, policy)[0] for name in systems}
+        platforms = {name: common_answer(specs, [a for a in usable if system(a.cls.os) == name], matrices, policy)[0] for name in systems}
         if fleet is None:
             why_none = (
                 f"the fleet spans {', '.join(systems)}, whose builds differ: one answer per operating system "
