@@ -204,7 +204,7 @@ def test_uv_project_pins_go_where_the_project_keeps_them(matrices):
     )
     doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
     assert doc["project"]["dependencies"] == ["numpy"]
-    assert doc["project"]["optional-dependencies"]["gpu"] == ["einops", "torch==2.8.0+cu128"]
+    assert doc["project"]["optional-dependencies"]["gpu"] == ["torch==2.8.0+cu128", "einops"]  # where torch was
     assert doc["dependency-groups"]["dev"] == ["pytest", {"include-group": "lint"}]
     # torch 2.8.0 has wheels from Python 3.9: uv could not lock for 3.8.
     assert doc["project"]["requires-python"] == ">=3.9"
@@ -232,3 +232,10 @@ def test_uv_project_keeps_the_other_platforms_routes(matrices):
         {"index": "pytorch-cu128", "marker": "sys_platform == 'linux'"},
     ]
     assert [i["name"] for i in doc["tool"]["uv"]["index"]] == ["pytorch-cu128"]
+
+
+def test_uv_project_replaces_a_line_in_place_keeping_extras_and_comment(matrices):
+    existing = '[project]\nname = "x"\nversion = "1"\ndependencies = [\n    "numpy",  # math\n    "torch[opt-einsum]>=2.6",  # the framework\n    "pandas",\n]\n'
+    text = render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing))
+    assert '    "torch[opt-einsum]==2.8.0+cu128",  # the framework\n    "pandas",' in text
+    assert render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=text)) == text

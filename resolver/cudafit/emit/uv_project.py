@@ -5,6 +5,7 @@ tomlkit edits the parsed document in place, so every other line keeps its commen
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Callable, Optional
 
@@ -71,6 +72,43 @@ def _replace(parent: Any, key: str, where: str, unwanted: Callable[[Any], bool],
         return
     _drop(array, unwanted)
     array.extend(new)
+
+
+def _replace_pins(parent: Any, key: str, ours: Callable[[Any], bool], new: list[str]) -> None:
+    """Our pins where the user's lines for the same packages were: each replaced line keeps its
+    place, its comment and its extras (torch[opt-einsum]); the rest of ours go, new ones follow."""
+    array = _string_array(parent, key, "the list of our pins", strings=False)
+    if all(ours(item) for item in array):
+        _replace(parent, key, "the list of our pins", ours, new)
+        return
+    waiting = {_name(text): text for text in new}
+    gone = []
+    for i, item in enumerate(array):
+        if not ours(item):
+            continue
+        name = _name(item)
+        if name in waiting:
+            array[i] = _with_extras(waiting.pop(name), item)
+        else:
+            gone.append(i)
+    for i in reversed(gone):
+        del array[i]
+    array.extend([text for text in new if _name(text) in waiting])
+
+
+def _with_extras(requirement: str, old: str) -> str:
+    """`requirement` with the extras the user's line asked for as well."""
+    try:
+        kept = Requirement(old).extras
+        new = Requirement(requirement.split(";")[0])
+    except InvalidRequirement:
+        return requirement
+    extras = sorted(kept | new.extras)
+    if not extras or extras == sorted(new.extras):
+        return requirement
+    head = re.match(r"\s*([A-Za-z0-9._-]+)(\[[^\]]*\])?", requirement)
+    assert head is not None  # it parsed as a requirement above
+    return f"{head.group(1)}[{','.join(extras)}]{requirement[head.end() :]}"
 
 
 def _blank_before_subtables(table: Table) -> None:
@@ -231,10 +269,9 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     # With lines for other platforms kept, ours get a marker of their own platform.
     marked = (bool(elsewhere) or options.per_platform) and bool(_platform_marker(resolution))
     suffix = f"; {_platform_marker(resolution)}" if marked else ""
-    _replace(
+    _replace_pins(
         home[0],
         home[1],
-        "the list of our pins",
         lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here),
         [p.requirement + suffix for p in resolution.packages],
     )
