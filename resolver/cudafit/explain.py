@@ -20,6 +20,8 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment (allow it with --mixed-cuda)"
     if clash.kind == "cudnn-major":
         return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
+    if clash.kind == "requires":
+        return f"{clash.a if name_a else 'this build'} needs {clash.dist}{clash.a_value}, not {clash.dist} {clash.b_value} ({clash.b})"
     who = (clash.a if name_a else "this build") if clash.unknown_is_a else clash.b
     if clash.kind == "cudnn-unknown":
         return f"the cuDNN of {who} is unknown in cudafit's data; cannot confirm one cuDNN major"

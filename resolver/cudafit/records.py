@@ -203,6 +203,9 @@ class JaxRelease(NamedTuple):
 
 
 class OrtRelease(NamedTuple):
+    """A release with no fields of its own beyond the shared ones: ONNX Runtime, and the libraries
+    built against torch (LibraryRelease)."""
+
     version: Version
     date: str
     python: frozenset[str]
@@ -248,6 +251,9 @@ class Matrices(NamedTuple):
             if cc in arch.compute_capabilities:
                 return arch
         return None
+
+
+LibraryRelease = OrtRelease
 
 
 # --- the machine ----------------------------------------------------------------------------
@@ -347,7 +353,7 @@ class Clash(NamedTuple):
     """Why two builds cannot share one environment: the solver's finding, as a value (explain.py
     words it)."""
 
-    kind: str  # cuda-major | cudnn-major | cudnn-unknown | pins-unknown | pin
+    kind: str  # cuda-major | cudnn-major | cudnn-unknown | pins-unknown | pin | requires
     a: str  # the first build's label
     b: str  # the second build's label
     a_value: str = ""  # its CUDA major, cuDNN or specifier
@@ -381,6 +387,10 @@ class Candidate(NamedTuple):
     conda_channel_cuda: tuple[str, ...] = ()
     conda: Optional[dict[str, str]] = None  # TensorFlow's conda CUDA route
     evidence: dict[str, Evidence] = {}  # how each fact of the build is known (graded data only; never mutated)
+    # A library built against another framework (xformers against torch): distribution -> the
+    # version the chosen build of that framework must be.
+    requires: dict[str, str] = {}
+    loads_cudnn: bool = True  # False: it loads no cuDNN (xformers), so cuDNN majors are not its concern
 
     @property
     def label(self) -> str:

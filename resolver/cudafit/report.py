@@ -122,7 +122,7 @@ def resolution_text(res: Resolution) -> str:
         lines += [f"  - {c}" for c in res.conflicts]
     else:
         for c in res.candidates:
-            stack = f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.cuda else "CPU"
+            stack = (f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.loads_cudnn else f"CUDA {c.cuda}, no cuDNN") if c.cuda else "CPU"
             wheels = [p for p in c.packages if p.supports]
             shown = ", ".join(p.requirement for p in c.packages if not p.supports)
             if wheels:

@@ -75,6 +75,10 @@ def parse_specs(
                 raise InputError(f"spec {text!r}: {problem}")
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
+    # A library built against a framework brings that framework along.
+    for family in list(families):
+        for needed in getattr(BY_FAMILY[family], "REQUIRES", ()):
+            families.setdefault(needed, {BY_FAMILY[needed].MEMBERS[0]: SpecifierSet()})
     return families, extras
 
 
@@ -113,7 +117,11 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
         return Clash("cudnn-major", a.label, b.label, a.cudnn, b.cudnn)
-    if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0]:
+    for x, y in ((a, b), (b, a)):
+        found_requires = _requires_clash(x, y)
+        if found_requires is not None:
+            return found_requires
+    if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0] and a.loads_cudnn and b.loads_cudnn:
         # One process loads one cuDNN: with a build's cuDNN unknown, and no shared pin to settle
         # it, nothing says the two agree on its major.
         shared_cudnn = any(d.startswith("nvidia-cudnn") for d in set(a.pins) & set(b.pins))
@@ -129,6 +137,21 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     if found:
         dist, spec_a, spec_b = found
         return Clash("pin", a.label, b.label, spec_a, spec_b, dist)
+    return None
+
+
+def _requires_clash(x: Candidate, y: Candidate) -> Optional[Clash]:
+    """x is built against a distribution that y ships, and y's build is not one x takes."""
+    if not x.requires:
+        return None
+    from packaging.utils import canonicalize_name
+
+    for p in y.packages:
+        spec = x.requires.get(canonicalize_name(p.name))
+        if spec is not None:
+            version = Version(f"{p.version}+{p.local}" if p.local else p.version)
+            if not SpecifierSet(spec).contains(version, prereleases=True):
+                return Clash("requires", x.label, y.label, spec, str(version), str(canonicalize_name(p.name)))
     return None
 
 
@@ -233,6 +256,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         notes += explain.notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
         warnings.extend(candidate.warnings)
     shared = pins.combined([c.pins for c in chosen])
+    shared.update(_required_builds(chosen))
     if shared:
         notes.append("pins shared between frameworks, emitted so pip keeps one version: " + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
     return Resolution(
@@ -247,6 +271,19 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         clashes=tuple(clashes),
         pythons=_pythons(chosen, machine, matrices),
     )
+
+
+def _required_builds(chosen: list[Candidate]) -> dict[str, str]:
+    """The exact build a library was solved against, pinned in the library's install command too,
+    so that pip never swaps it for another build of the same version."""
+    out: dict[str, str] = {}
+    for c in chosen:
+        for dist in c.requires:
+            for other in chosen:
+                for p in other.packages:
+                    if other is not c and p.name == dist:
+                        out[dist] = f"=={p.version}+{p.local}" if p.local else f"=={p.version}"
+    return out
 
 
 def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list[Rejection]) -> list[Candidate]:
@@ -280,9 +317,22 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
     if len(domains) < 2:
         return domains, []
 
+    # A library built against one version of a framework tells builds of the same CUDA and pins
+    # apart by their versions; without one, versions do not matter here.
+    versions_matter = any(c.requires for d in domains for c in d)
+
     def signature(c: Candidate) -> tuple:
         # All that `conflict` looks at; builds of many releases share one (same CUDA, same pins).
-        return (c.cuda and c.cuda.split(".")[0], c.cudnn and c.cudnn.split(".")[0], c.pins_known, tuple(sorted(c.pins.items())))
+        built = tuple((p.name, p.version, p.local) for p in c.packages) if versions_matter else ()
+        return (
+            c.cuda and c.cuda.split(".")[0],
+            c.cudnn and c.cudnn.split(".")[0],
+            c.pins_known,
+            tuple(sorted(c.pins.items())),
+            c.loads_cudnn,
+            tuple(sorted(c.requires.items())),
+            built,
+        )
 
     sigs = [{id(c): signature(c) for c in d} for d in domains]
     fits: dict[tuple, bool] = {}

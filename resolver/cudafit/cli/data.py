@@ -45,7 +45,11 @@ def data_check(folder: Optional[Path]):
 @click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the data in use).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
-    "--framework", "frameworks", multiple=True, type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu"]), help="Only this framework (repeatable)."
+    "--framework",
+    "frameworks",
+    multiple=True,
+    type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu", "xformers"]),
+    help="Only this framework (repeatable).",
 )
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")
 def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool):

@@ -11,7 +11,8 @@ A provider module defines:
 - implied(member_specs) -> member_specs: members a spec brings along (torchvision brings torch);
 - check_extras(extras) -> Optional[str]: why a set of extras cannot go together, or None;
 - pairs(member, version, matrices) -> the family versions a member's version pairs with (--why);
-- candidates(specs, machine, matrices, policy, extras) -> (runnable builds best first, rejections).
+- candidates(specs, machine, matrices, policy, extras) -> (runnable builds best first, rejections);
+- optionally REQUIRES: the families a library is built against (xformers: torch), solved with it.
 
 A new framework is a module here, its data folder, its tests and one line in PROVIDERS."""
 
@@ -22,10 +23,10 @@ from typing import Any
 
 from packaging.version import Version
 
-from cudafit.frameworks import jax, onnxruntime, pytorch, tensorflow
+from cudafit.frameworks import jax, onnxruntime, pytorch, tensorflow, xformers
 from cudafit.records import Matrices
 
-PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax, onnxruntime)  # the order of `--why` and of the docs
+PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax, onnxruntime, xformers)  # the order of `--why` and of the docs
 BY_MEMBER: dict[str, ModuleType] = {member: module for module in PROVIDERS for member in module.MEMBERS}
 BY_FAMILY: dict[str, ModuleType] = {module.FAMILY: module for module in PROVIDERS}
 KNOWN = ", ".join(BY_MEMBER)

@@ -1,0 +1,33 @@
+"""Reading matrices/xformers/xformers-X.Y.toml: xformers releases and their CUDA builds, each fact
+graded (matrices/README.md). A build's `pins` name the torch it requires."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.version import Version
+
+from cudafit.fields import Entry
+from cudafit.frameworks.build_data import read_line
+from cudafit.records import Build, LibraryRelease
+
+DATA_PREFIX = "xformers/xformers-"
+
+
+def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[LibraryRelease]:
+    return [
+        LibraryRelease(version=version, builds=tuple(builds), **fields)
+        for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, more=_build)
+    ]
+
+
+def _release(e: Entry, version: Version) -> dict[str, Any]:
+    return {}
+
+
+def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
+    if build.kind != "cuda":
+        raise e.fail("tag", "an xformers build is a CUDA build like cu128")
+    if build.pins is not None and "torch" not in build.pins:
+        raise e.fail("pins", 'name the torch this build requires (torch = "==2.10.0")')
+    return {}
