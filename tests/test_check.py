@@ -553,3 +553,12 @@ def test_a_target_finding_points_at_the_framework_that_fails(tmp_path):
 def test_dependencies_of_the_wrong_shape(tmp_path, value):
     found = findings(tmp_path, {"pyproject.toml": f'[project]\nname = "x"\nversion = "0"\ndependencies = {value}\n'})
     assert ("pyproject.toml", 4, 1, "CF000") in found
+
+
+def test_plain_pypi_torch_pin_is_pypis_build_on_each_target(tmp_path):
+    # torch==2.11.0 from PyPI is the CUDA 13 build on Linux and the CPU build on Windows.
+    linux = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "580.65.06", "--gpu", "NVIDIA GeForce RTX 3090"]
+    assert codes(tmp_path, {"requirements.txt": "torch==2.11.0\nxformers==0.0.35\n"}, *linux) == ["CF010"]  # xformers links CUDA 12
+    assert codes(tmp_path / "ok", {"requirements.txt": "torch==2.10.0\nxformers==0.0.34\n"}, *linux) == []
+    windows = ["--os", "windows", "--arch", "x86_64", "--python", "3.12", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"]
+    assert codes(tmp_path / "win", {"requirements.txt": "torch==2.11.0\n"}, *windows) == ["CF010"]  # a CPU build on a GPU machine

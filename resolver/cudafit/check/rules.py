@@ -426,9 +426,14 @@ def sets(doc: Document) -> dict[str, list[Pin]]:
     return out
 
 
-def _spec(doc: Document, pin: Pin) -> str:
-    """The spec the solver gets for a pin: its variant made explicit where the index decides it."""
+def _spec(doc: Document, pin: Pin, machine: Optional[Machine] = None, matrices: Optional[Matrices] = None) -> str:
+    """The spec the solver gets for a pin: its variant made explicit where the index decides it,
+    and, on a target machine, where PyPI does (a plain torch==X from PyPI is the build PyPI serves
+    on that platform: CUDA 13 on Linux from 2.11, CPU on Windows)."""
     local = effective_local(doc, pin)
+    if local is None and machine is not None and matrices is not None and pin.version and not _serving(doc, pin):
+        release = next((r for r in matrices.torch if pin.name == "torch" and str(r.version) == pin.version), None)
+        local = (release.pypi_variant or {}).get(machine.platform or "") if release is not None else None
     specifier = f"=={pin.version}+{local}" if local and not pin.local and pin.version else pin.specifier
     return f"{pin.name}{_extras(pin)}{specifier}" + (f"; {pin.marker}" if pin.marker else "")
 
@@ -485,7 +490,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
             checks.append((None, _ANY))
         for target, machine in checks:
             try:
-                res = anywhere if target is None else resolve(specs, machine, matrices, policy)
+                res = anywhere if target is None else resolve([_spec(doc, p, machine, matrices) for p in members], machine, matrices, policy)
             except InputError:
                 continue  # every marker false on this machine: nothing to install there
             if res is None:
@@ -494,7 +499,12 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 out += _nvidia_pins(doc, res, group)
                 continue
             # The solver's words, without what only `resolve` offers (its --mixed-cuda) or names (its "joint:" step).
-            cause = (res.conflicts[0] if res.conflicts else "no consistent set").removeprefix("joint: ").replace(" (allow it with --mixed-cuda)", "")
+            cause = (
+                (res.conflicts[0] if res.conflicts else "no consistent set")
+                .removeprefix("joint: ")
+                .replace(" (allow it with --mixed-cuda)", "")
+                .replace(" (ask for it with --cpu)", "")
+            )
             # The finding points at the framework that has no build left, not the set's first line.
             offered = {c.family for builds in res.offered for c in builds}
             anchor = next((p.span for p in members if _family(p) not in offered), members[0].span)
