@@ -16,12 +16,18 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
     """The clash as one sentence. With name_a False it names only the second build, so that the
     reasons of many builds against one chosen build read (and group) alike."""
     la = f" ({clash.a})" if name_a else ""
+    if clash.kind == "cuda-major" and clash.dist:
+        return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}): a build made against {clash.dist} runs on its CUDA major only"
     if clash.kind == "cuda-major":
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment (allow it with --mixed-cuda)"
     if clash.kind == "cudnn-major":
         return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
     if clash.kind == "requires":
-        return f"{clash.a if name_a else 'this build'} needs {clash.dist}{clash.a_value}, not {clash.dist} {clash.b_value} ({clash.b})"
+        # unknown_is_a: a is the build made against b's distribution
+        library = clash.a if clash.unknown_is_a else clash.b
+        library_text = "this build" if clash.unknown_is_a and not name_a else library
+        other_text = "this build" if not clash.unknown_is_a and not name_a else f"{clash.dist} {clash.b_value}"
+        return f"{library_text} needs {clash.dist}{clash.a_value}, not {other_text}"
     who = (clash.a if name_a else "this build") if clash.unknown_is_a else clash.b
     if clash.kind == "cudnn-unknown":
         return f"the cuDNN of {who} is unknown in cudafit's data; cannot confirm one cuDNN major"

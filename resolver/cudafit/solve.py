@@ -112,15 +112,17 @@ def marker_env(machine: Machine) -> dict[str, str]:
 
 def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     """Why builds a and b cannot share one environment, or None."""
-    if a.cuda and b.cuda and not policy.mixed_cuda and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
-        return Clash("cuda-major", a.label, b.label, a.cuda.split(".")[0], b.cuda.split(".")[0])
+    # A library built against another chosen build uses that build's CUDA runtime: one major
+    # always, whatever --mixed-cuda allows between frameworks.
+    bound = _built_against(a, b) or _built_against(b, a)
+    if a.cuda and b.cuda and (bound or not policy.mixed_cuda) and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
+        return Clash("cuda-major", a.label, b.label, a.cuda.split(".")[0], b.cuda.split(".")[0], dist=bound)
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
         return Clash("cudnn-major", a.label, b.label, a.cudnn, b.cudnn)
-    for x, y in ((a, b), (b, a)):
-        found_requires = _requires_clash(x, y)
-        if found_requires is not None:
-            return found_requires
+    found_requires = _requires_clash(a, b)
+    if found_requires is not None:
+        return found_requires
     if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0] and a.loads_cudnn and b.loads_cudnn:
         # One process loads one cuDNN: with a build's cuDNN unknown, and no shared pin to settle
         # it, nothing says the two agree on its major.
@@ -140,18 +142,21 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     return None
 
 
-def _requires_clash(x: Candidate, y: Candidate) -> Optional[Clash]:
-    """x is built against a distribution that y ships, and y's build is not one x takes."""
-    if not x.requires:
-        return None
-    from packaging.utils import canonicalize_name
+def _built_against(x: Candidate, y: Candidate) -> str:
+    """The distribution of y's that x is built against, or ""."""
+    return next((p.name for p in y.packages if p.name in x.requires), "")
 
-    for p in y.packages:
-        spec = x.requires.get(canonicalize_name(p.name))
-        if spec is not None:
-            version = Version(f"{p.version}+{p.local}" if p.local else p.version)
-            if not SpecifierSet(spec).contains(version, prereleases=True):
-                return Clash("requires", x.label, y.label, spec, str(version), str(canonicalize_name(p.name)))
+
+def _requires_clash(a: Candidate, b: Candidate) -> Optional[Clash]:
+    """One of a, b is built against a distribution the other ships, and the other's build is not
+    one it takes (unknown_is_a: a is the one built against b)."""
+    for x, y in ((a, b), (b, a)):
+        for p in y.packages:
+            spec = x.requires.get(p.name)
+            if spec is not None:
+                version = Version(f"{p.version}+{p.local}" if p.local else p.version)
+                if not SpecifierSet(spec).contains(version, prereleases=True):
+                    return Clash("requires", a.label, b.label, spec, str(version), p.name, unknown_is_a=x is a)
     return None
 
 

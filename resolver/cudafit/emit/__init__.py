@@ -92,7 +92,8 @@ def stack_versions(res: Resolution) -> tuple:
     installs one runtime of each, new enough for all)."""
     from packaging.version import Version
 
-    cudas = [c.cuda for c in res.candidates if c.cuda]
+    # A library built against another chosen build (xformers against torch) runs on that build's runtime.
+    cudas = [c.cuda for c in res.candidates if c.cuda and not c.requires]
     cudnns = [c.cudnn for c in res.candidates if c.cudnn]
     cuda = max(cudas, key=Version) if cudas else None
     cudnn = max(cudnns, key=Version) if cudnns else None
