@@ -21,6 +21,20 @@ def python_range(pythons: frozenset[str]) -> str:
     return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
 
 
+# Defaults of the provider protocol for a family of one member with no extras of its own to pair
+# (ONNX Runtime, the libraries built against torch): a provider assigns them by name.
+def implied_none(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
+    return member_specs
+
+
+def extras_always_fit(extras: frozenset[str]) -> Optional[str]:
+    return None
+
+
+def pairs_itself(member: str, version: Any, matrices: Any) -> list[Any]:
+    return [version]
+
+
 def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels: str, machine: Machine) -> Optional[Rejection]:
     """Why `release` is out before any build of it is judged, or None. `release` has version,
     platforms, pythons(platform), macos_min and macos_min_by_python; `wheels` names the

@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import screen
+from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, screen
 from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
@@ -31,16 +31,9 @@ def releases(matrices: Matrices) -> tuple[OrtRelease, ...]:
     return matrices.frameworks.get(FAMILY, ())
 
 
-def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
-    return member_specs
-
-
-def check_extras(extras: frozenset[str]) -> Optional[str]:
-    return None
-
-
-def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
-    return [version]
+implied = implied_none
+check_extras = extras_always_fit
+pairs = pairs_itself
 
 
 def candidates(
