@@ -12,7 +12,6 @@ $CUDAFIT_DATA_HOME replaces the user data folder (tests, shared installs).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -40,6 +39,8 @@ def home() -> Path:
 
 def read_state(folder: Optional[Path] = None) -> State:
     """The state in `folder` (default: home()); an absent or unreadable state is no update."""
+    import json  # here, not at the top: most runs find no state file and never need it
+
     path = (folder or home()) / STATE
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -58,12 +59,16 @@ def _plain(name: str) -> bool:
 def current_root(folder: Optional[Path] = None) -> Optional[Path]:
     """The matrices folder of the update in use, or None where none is installed."""
     base = folder or home()
+    if not (base / STATE).is_file():
+        return None  # the usual case: no update was ever installed
     state = read_state(base)
     return base / state.current / "matrices" if state.current else None
 
 
 def read_manifest(folder: Path) -> Optional[dict]:
     """The manifest an installed bundle's folder keeps, or None."""
+    import json
+
     try:
         doc = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -72,6 +77,8 @@ def read_manifest(folder: Path) -> Optional[dict]:
 
 
 def write_state(folder: Path, state: State) -> None:
+    import json
+
     tmp = folder / f"{STATE}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(state._asdict(), indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, folder / STATE)
