@@ -3,12 +3,13 @@ wheels for the platform, the Mac's version, the target Python."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from collections.abc import Callable, Iterable
+from typing import Any, Optional, Union
 
 from packaging.specifiers import SpecifierSet
 
 from cudafit import rules
-from cudafit.records import VERSION_SPEC, Machine, Rejection
+from cudafit.records import VERSION_SPEC, Build, Candidate, Machine, Rejection
 
 
 def python_key(python: str) -> tuple[int, ...]:
@@ -55,3 +56,32 @@ def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels
     if machine.python is not None and machine.python not in pythons:
         return out("python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
     return None
+
+
+# judge(release, build) -> a Rejection, or (sort key after the release's age, candidate)
+Judge = Callable[[Any, Build], Union[Rejection, tuple[tuple, Candidate]]]
+
+
+def rank_builds(family: str, releases: Iterable[Any], spec: SpecifierSet, machine: Machine, judge: Judge) -> tuple[list[Candidate], list[Rejection]]:
+    """The candidate loop of a family of one distribution (ONNX Runtime, a library built against
+    torch): each release that passes the screen, each of its builds for this platform judged,
+    best first by (the judge's tier, newest release, the judge's preference)."""
+    ranked: list[tuple[tuple, Candidate]] = []
+    rejected: list[Rejection] = []
+    for age, release in enumerate(releases):
+        out = screen(family, release, spec, family, family, machine)
+        if out is not None:
+            rejected.append(out)
+            continue
+        builds = [b for b in release.builds if machine.platform in b.platforms]
+        if not builds:
+            rejected.append(Rejection(family, release.version, None, "platform", f"no build for {machine.platform} in cudafit's data (see its notes)"))
+        for build in builds:
+            verdict = judge(release, build)
+            if isinstance(verdict, Rejection):
+                rejected.append(verdict)
+                continue
+            (tier, *preference), candidate = verdict
+            ranked.append(((tier, age, *preference), candidate))
+    ranked.sort(key=lambda item: item[0])
+    return [c for _k, c in ranked], rejected

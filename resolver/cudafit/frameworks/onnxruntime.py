@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, screen
+from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, rank_builds
 from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
@@ -39,28 +39,17 @@ pairs = pairs_itself
 def candidates(
     specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
 ) -> tuple[list[Candidate], list[Rejection]]:
-    spec = specs.get(FAMILY, SpecifierSet())
-    platform = machine.platform
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    ranked: list[tuple[tuple, Candidate]] = []
-    rejected: list[Rejection] = []
-    for age, release in enumerate(releases(matrices)):
-        out = screen(FAMILY, release, spec, FAMILY, FAMILY, machine)
-        if out is not None:
-            rejected.append(out)
-            continue
-        for build in release.builds:
-            if platform not in build.platforms:
-                continue
-            verdict = _judge(release, build, machine, matrices, policy, driver_problem)
-            if isinstance(verdict, Rejection):
-                rejected.append(verdict)
-                continue
-            tier, why, warnings = verdict
-            preference = -(build.cuda.minor if build.cuda else 0) - build.major * 1000
-            ranked.append(((tier, age, preference), _candidate(release, build, extras, why, warnings, machine)))
-    ranked.sort(key=lambda item: item[0])
-    return [c for _k, c in ranked], rejected
+
+    def judge(release: OrtRelease, build: Build):
+        verdict = _judge(release, build, machine, matrices, policy, driver_problem)
+        if isinstance(verdict, Rejection):
+            return verdict
+        tier, why, warnings = verdict
+        preference = -(build.cuda.minor if build.cuda else 0) - build.major * 1000
+        return (tier, preference), _candidate(release, build, extras, why, warnings, machine)
+
+    return rank_builds(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge)
 
 
 def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]):

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, screen
+from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, rank_builds
 from cudafit.frameworks.xformers_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, PackagePin, Policy, Rejection
 
@@ -39,27 +39,16 @@ pairs = pairs_itself
 def candidates(
     specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
 ) -> tuple[list[Candidate], list[Rejection]]:
-    spec = specs.get(FAMILY, SpecifierSet())
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    ranked: list[tuple[tuple, Candidate]] = []
-    rejected: list[Rejection] = []
-    for age, release in enumerate(releases(matrices)):
-        out = screen(FAMILY, release, spec, FAMILY, FAMILY, machine)
-        if out is not None:
-            rejected.append(out)
-            continue
-        builds = [b for b in release.builds if machine.platform in b.platforms]
-        if not builds:
-            rejected.append(Rejection(FAMILY, release.version, None, "platform", f"no working wheel for {machine.platform} (see the data's notes)"))
-        for build in builds:
-            verdict = _judge(release, build, machine, matrices, policy, driver_problem)
-            if isinstance(verdict, Rejection):
-                rejected.append(verdict)
-                continue
-            tier, why, warnings = verdict
-            ranked.append(((tier, age), _candidate(release, build, why, warnings)))
-    ranked.sort(key=lambda item: item[0])
-    return [c for _k, c in ranked], rejected
+
+    def judge(release: LibraryRelease, build: Build):
+        verdict = _judge(release, build, machine, matrices, policy, driver_problem)
+        if isinstance(verdict, Rejection):
+            return verdict
+        tier, why, warnings = verdict
+        return (tier,), _candidate(release, build, why, warnings)
+
+    return rank_builds(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge)
 
 
 def _judge(release: LibraryRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]):
