@@ -14,12 +14,14 @@ import re
 import urllib.parse
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import requests
 from packaging.requirements import Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 PLATFORM_OF_TAG = [
     (re.compile(r"manylinux.*_x86_64|linux_x86_64"), "linux-x86_64"),
@@ -230,3 +232,24 @@ def pick_wheel(files: list[dict], platform: str, prefer: tuple[int, int] = (3, 1
         if minor is not None and platform in platforms:
             candidates.append((minor == prefer, minor, item))
     return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
+
+
+def missing(known: Iterable[Any], releases: dict[str, list[dict]], newer_only: bool = False) -> list[Version]:
+    """Final, unyanked releases with files, no older than the oldest the data knows, that it lacks.
+    `newer_only` (companions, jaxlib): only past the newest known; an older one that no framework
+    release paired with (jaxlib 0.4.35, which jax 0.4.35 did not pin) is no gap."""
+    have = set(known)
+    if not have:
+        return []
+    oldest = max(have) if newer_only else min(have)
+    found = []
+    for text, files in releases.items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        live = [f for f in files if not f.get("yanked")]
+        newer = version > oldest if newer_only else version >= oldest
+        if live and not version.is_prerelease and not version.is_devrelease and newer and version not in have:
+            found.append(version)
+    return sorted(found)

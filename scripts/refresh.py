@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from packaging.version import InvalidVersion, Version
-from pypi_wheels import cuda_requirements, macos_minimums, pick_wheel, wheel_matrix  # scripts/, next to this file
+from packaging.version import Version
+from pypi_wheels import cuda_requirements, macos_minimums, missing, pick_wheel, wheel_matrix  # scripts/, next to this file
 
 from cudafit.loader import load
 
@@ -50,27 +50,6 @@ def pypi_releases(session: requests.Session, name: str) -> dict[str, list[dict]]
     releases = response.json()["releases"]
     assert isinstance(releases, dict)
     return releases
-
-
-def missing(known: Iterable[Any], releases: dict[str, list[dict]], newer_only: bool = False) -> list[Version]:
-    """Final, unyanked releases with files, no older than the oldest the data knows, that it lacks.
-    `newer_only` (companions, jaxlib): only past the newest known; an older one that no framework
-    release paired with (jaxlib 0.4.35, which jax 0.4.35 did not pin) is no gap."""
-    have = set(known)
-    if not have:
-        return []
-    oldest = max(have) if newer_only else min(have)
-    found = []
-    for text, files in releases.items():
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
-        live = [f for f in files if not f.get("yanked")]
-        newer = version > oldest if newer_only else version >= oldest
-        if live and not version.is_prerelease and not version.is_devrelease and newer and version not in have:
-            found.append(version)
-    return sorted(found)
 
 
 def upload_date(files: Sequence[dict]) -> str:

@@ -21,11 +21,11 @@ import sys
 import requests
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 from pypi_wheels import (  # scripts/, next to this file
     cuda_requirements,
     linux_wheel,
     macos_minimums,
+    missing,
     requirements,
     wheel_matrix,
 )
@@ -155,14 +155,10 @@ def compare_macos(name: str, release, actual: dict[str, dict[str, str]]) -> int:
 
 
 def missing_releases(package: str, table, releases: dict, folder: str) -> int:
-    known = {r.version for r in table}
-    problems = 0
-    for text, files in releases.items():
-        version = Version(text)
-        if known and version >= min(known) and not version.is_prerelease and files and version not in known:
-            print(f"{package} {version}: on PyPI but not in matrices/{folder}/")
-            problems += 1
-    return problems
+    found = missing((r.version for r in table), releases)
+    for version in found:
+        print(f"{package} {version}: on PyPI but not in matrices/{folder}/")
+    return len(found)
 
 
 def main() -> int:

@@ -44,12 +44,18 @@ _ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "
 _PRODUCT_SUFFIX = re.compile(r"-(SHARED|MIG-.*)$", re.IGNORECASE)
 MAX_LINE = 1 << 20  # one node's JSON; a longer line is not a node
 NO_GPU = "no NVIDIA GPU on the node"
-_DRIVER = re.compile(r"\d{3,}\.\d+(\.\d+)?")
 
 
 def driver_problem(text: str, what: str) -> Optional[str]:
-    """Why `text` (from `what`) is no NVIDIA driver version, or None."""
-    return None if _DRIVER.fullmatch(text) else f"{what} {text!r} is not an NVIDIA driver version (like 535.104.05)"
+    """Why `text` (from `what`) is no NVIDIA driver version, or None: read as `--driver` is."""
+    from cudafit.machine import parse_driver
+
+    try:
+        if parse_driver(text) is not None:
+            return None
+    except InputError:
+        pass
+    return f"{what} {text!r} is not an NVIDIA driver version (like 535.104.05)"
 
 
 class Node(NamedTuple):
