@@ -63,7 +63,7 @@ def update(source: Optional[str] = None, sha256: Optional[str] = None, home: Opt
             state = datahome.read_state(base)
             if _key(manifest.data_date, manifest.version) <= _in_use_key(in_use.data_date, in_use_source, base, state):
                 return Installed(manifest, "", label, None, False)
-            name = f"{manifest.version}-{hashlib.sha256(path.read_bytes()).hexdigest()[:8]}"
+            name = f"{manifest.version}-{_sha256(path)[:8]}"
             unpacked = _unpack(work / "tree", manifest, blobs, label)
             target = base / name
             if target.exists():
@@ -149,8 +149,16 @@ def _obtain(source: Optional[str], sha256: Optional[str], work: Path, say) -> tu
     raise InputError(f"no bundle that this cudafit reads: {refused[0] if refused else 'none listed'}")
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _check_sha256(path: Path, expected: str, label: str) -> None:
-    found = hashlib.sha256(path.read_bytes()).hexdigest()
+    found = _sha256(path)
     if found != expected.lower():
         raise InputError(f"{label}: sha256 {found} is not the expected {expected.lower()}")
 

@@ -71,6 +71,7 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
             raise click.BadParameter(f"{driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
         if groups != 1:
             raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
+    matrices = load_matrices()
     if default_driver is not None:
         from cudafit.errors import InputError
         from cudafit.machine import check_driver, parse_driver
@@ -78,11 +79,10 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
         if inv.driver_problem(default_driver, "value"):
             raise click.BadParameter(str(inv.driver_problem(default_driver, "value")), param_hint="'--default-driver'")
         try:
-            check_driver(parse_driver(default_driver) or "", "linux", load_matrices())
+            check_driver(parse_driver(default_driver) or "", "linux", matrices)
         except InputError as exc:
             raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="'--default-driver'") from None
     options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
-    matrices = load_matrices()
     checked: Optional[str] = check_python(python, matrices) if python else None
     classes = _classes(inventory, options, inv, group, matrices)
     if not classes:
