@@ -12,7 +12,9 @@ def describe(evidence: dict[str, Evidence], cuda: bool = True) -> str:
     and sources each fact rests on, grouped so that the line stays short."""
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     unknown = []
-    for fact, label in _LABELS if cuda else _LABELS[:1]:
+    # A build without CUDA has no kernels or cuDNN to grade; a library's still names its torch.
+    labels = _LABELS if cuda else [(f, label) for f, label in _LABELS if f == "exists" or (f == "pins" and f in evidence)]
+    for fact, label in labels:
         found = evidence.get(fact)
         if found is None:
             unknown.append(label)

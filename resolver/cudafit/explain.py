@@ -16,6 +16,12 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
     """The clash as one sentence. With name_a False it names only the second build, so that the
     reasons of many builds against one chosen build read (and group) alike."""
     la = f" ({clash.a})" if name_a else ""
+    if clash.kind == "cuda-major" and clash.dist and "cpu" in (clash.a_value, clash.b_value):
+        side = {"cpu": "a CPU build"}
+        return (
+            f"{side.get(clash.a_value, f'CUDA {clash.a_value}')}{la} and {side.get(clash.b_value, f'CUDA {clash.b_value}')} ({clash.b}): "
+            f"a build made against {clash.dist} loads that build's CUDA runtime"
+        )
     if clash.kind == "cuda-major" and clash.dist:
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}): a build made against {clash.dist} runs on its CUDA major only"
     if clash.kind == "cuda-major":

@@ -96,6 +96,7 @@ def plan(
             argv = [uv, "pip", "install", "--python", target.python]
         else:
             argv = [target.python, "-m", "pip", "install"]
+        argv += group.options
         if group.index_url:
             argv += ["--index-url", group.index_url]
         if group.find_links:
@@ -122,7 +123,7 @@ def verify(res: Resolution, target: Target) -> list[tuple[str, str, Optional[str
     installed = detect.installed_distributions(target.prefix)
     rows = []
     for pin in res.packages:
-        wanted = pin.requirement.split("==", 1)[1]
+        wanted = f"{pin.version}+{pin.local}" if pin.local else pin.version
         rows.append((pin.name, wanted, installed.get(pin.name)))
     return rows
 

@@ -132,6 +132,11 @@ class Build(NamedTuple):
     pins_python: Optional[frozenset[str]] = None  # TensorFlow: the Pythons its [and-cuda] pins install on; None: all
     cuda_wheels: Optional[dict[str, str]] = None  # TensorFlow: the pins that still install where [and-cuda] cannot
     conda: Optional[dict[str, str]] = None  # TensorFlow: the conda route for CUDA (cudatoolkit, cudnn, channel)
+    # How a library's build reaches the machine: "" a wheel from its index; "asset" a wheel the
+    # project attaches to its release (flash-attn); "source" compiled from the sdist against the
+    # installed torch.
+    route: str = ""
+    asset: str = ""  # route "asset": the build's part of the asset's file name (flash-attn: cu12torch2.8cxx11abiTRUE)
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
@@ -214,6 +219,11 @@ class OrtRelease(NamedTuple):
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     macos_min: dict[str, str] = {}  # no macOS wheels; kept so every release screens alike (never mutated)
     macos_min_by_python: dict[str, str] = {}
+    # A library's own floor on the GPU, where its project states one beyond what its kernels show
+    # (vllm: 7.5; FlashAttention 2: 8.0), and how that is known.
+    gpu_min: Optional[CC] = None
+    gpu_min_evidence: Optional[Evidence] = None
+    asset: str = ""  # the URL of a release asset, with {build} (Build.asset) and {py} (312) to fill
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return pythons_on(self.python, self.python_by_platform, platform)
@@ -318,11 +328,17 @@ class PackagePin(NamedTuple):
     find_links: Optional[str] = None  # a -f page pip needs besides the index (old JAX CUDA wheels)
     pypi_build: bool = False  # PyPI serves this very build as NAME==VERSION (no local tag)
     supports: Optional[str] = None  # not a framework: a wheel installed for this family's build (TF's CUDA wheels)
+    url: Optional[str] = None  # a wheel named by its URL (a project's release asset), not found on an index
+    # How pip must install it: "" plainly; "no-deps" (it declares nothing, so nothing may move);
+    # "no-build-isolation" (it compiles against the torch already installed)
+    mode: str = ""
 
     @property
     def requirement(self) -> str:
-        full = f"{self.version}+{self.local}" if self.local else self.version
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        if self.url:
+            return f"{self.name}{extras} @ {self.url}"
+        full = f"{self.version}+{self.local}" if self.local else self.version
         return f"{self.name}{extras}=={full}"
 
 
@@ -391,6 +407,9 @@ class Candidate(NamedTuple):
     # version the chosen build of that framework must be.
     requires: dict[str, str] = {}
     loads_cudnn: bool = True  # False: it loads no cuDNN (xformers), so cuDNN majors are not its concern
+    # True: its kernels load the CUDA runtime of the build it is made against, so that build must
+    # be a CUDA one (xformers, vllm, flash-attn; torchao's kernels are optional)
+    needs_required_cuda: bool = False
 
     @property
     def label(self) -> str:

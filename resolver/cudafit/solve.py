@@ -115,6 +115,9 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     # A library built against another chosen build uses that build's CUDA runtime: one major
     # always, whatever --mixed-cuda allows between frameworks.
     bound = _built_against(a, b) or _built_against(b, a)
+    for x, y in ((a, b), (b, a)):
+        if x.needs_required_cuda and x.cuda and not y.cuda and _built_against(x, y):
+            return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=_built_against(x, y))
     if a.cuda and b.cuda and (bound or not policy.mixed_cuda) and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
         return Clash("cuda-major", a.label, b.label, a.cuda.split(".")[0], b.cuda.split(".")[0], dist=bound)
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
@@ -343,6 +346,7 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
             c.pins_known,
             tuple(sorted(c.pins.items())),
             c.loads_cudnn,
+            c.needs_required_cuda,
             tuple(sorted(c.requires.items())),
             built,
         )

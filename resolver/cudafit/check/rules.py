@@ -495,6 +495,8 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 continue  # every marker false on this machine: nothing to install there
             if res is None:
                 continue
+            if res.ok and target is None:
+                res = _from_pypi(doc, members, matrices, policy) or res
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
                 continue
@@ -524,6 +526,25 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                     )
                 )
     return out
+
+
+def _from_pypi(doc: Document, members: list[Pin], matrices: Matrices, policy: Policy):
+    """With a library built against torch in the set and a plain torch pin that PyPI serves (no
+    PyTorch index in the file), the set as pip installs it on Linux x86_64, where every such
+    library has wheels: PyPI's own torch build (CUDA 13 from 2.11), not any build of that version.
+    The result only where it differs (it fails), else None."""
+    from cudafit.frameworks import BY_FAMILY
+    from cudafit.solve import resolve
+
+    if not any(getattr(BY_FAMILY[_family(p)], "REQUIRES", ()) for p in members):
+        return None
+    specs = [_spec(doc, p, _ANY, matrices) for p in members]
+    if specs == [_spec(doc, p) for p in members]:
+        return None
+    res = resolve(specs, _ANY, matrices, policy)
+    if res.ok:
+        return None
+    return res._replace(conflicts=tuple(f"from PyPI (no PyTorch index in the file), on Linux x86_64: {c.removeprefix('joint: ')}" for c in res.conflicts))
 
 
 def _only_unknowns(res) -> bool:

@@ -69,7 +69,7 @@ class Repair:
             return (shlex.join(["cudafit", "resolve", *self._specs(frozenset()), *machine_args(self.machine)]),)
         out = []
         for group in install_groups(res):
-            argv = [*shlex.split(self.python), "-m", "pip", "install"]
+            argv = [*shlex.split(self.python), "-m", "pip", "install", *group.options]
             if group.index_url:
                 argv += ["--index-url", group.index_url]
             if group.find_links:

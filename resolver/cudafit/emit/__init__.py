@@ -35,47 +35,68 @@ def render(fmt: str, resolution: Resolution, options: Optional[EmitOptions] = No
 
 
 class InstallGroup(NamedTuple):
-    """One install command: its index (None: PyPI), a find-links page, and the requirements."""
+    """One install command: its index (None: PyPI), a find-links page, the requirements, and the
+    installer's options it needs (--no-deps, --no-build-isolation)."""
 
     index_url: Optional[str]
     find_links: Optional[str]
     requirements: tuple[str, ...]
+    options: tuple[str, ...] = ()
 
 
-def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[Optional[str], list[PackagePin]]]:
-    """Packages grouped by the index they must come from, PyTorch-style indexes first: each group
-    is one install command, because one --index-url serves one index."""
-    groups: dict[Optional[str], list[PackagePin]] = {}
+# PackagePin.mode -> the pip/uv option that says it
+MODE_OPTIONS = {"": (), "no-deps": ("--no-deps",), "no-build-isolation": ("--no-build-isolation",)}
+
+
+def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[tuple[Optional[str], str], list[PackagePin]]]:
+    """Packages grouped by the index they must come from and the way pip must install them, each
+    group one install command (one --index-url serves one index). PyTorch-style indexes come
+    first, then PyPI, then what needs an option: a library that compiles against torch comes after
+    torch is installed."""
+    groups: dict[tuple[Optional[str], str], list[PackagePin]] = {}
     for pin in packages:
-        groups.setdefault(pin.index_url, []).append(pin)
-    return sorted(groups.items(), key=lambda item: item[0] is None)
+        groups.setdefault((pin.index_url, pin.mode), []).append(pin)
+    return sorted(groups.items(), key=lambda item: (item[0][1] != "", item[0][0] is None))
 
 
 def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "") -> list[InstallGroup]:
-    """The install commands of a set. Pins shared between frameworks go into the PyPI command, so
-    pip keeps the nvidia-* versions the solver chose. With `single` (a requirements file names at
-    most one index), builds that PyPI serves as they are move to PyPI; otherwise two indexes are an
-    error, since the only way to name both, --extra-index-url, invites dependency confusion."""
+    """The install commands of a set. Pins shared between frameworks go into the last command
+    that resolves dependencies, so pip keeps the nvidia-* versions and the torch build the solver
+    chose. With `single` (a requirements file names at most one index, and no per-package
+    option), builds that PyPI serves as they are move to PyPI; otherwise two indexes are an error,
+    since the only way to name both, --extra-index-url, invites dependency confusion."""
     packages = resolution.packages
+    if single:
+        packages = tuple(p._replace(mode="") if p.mode == "no-deps" else p for p in packages)  # it declares nothing: plain is the same
+        built = [p.name for p in packages if p.mode == "no-build-isolation"]
+        if built:
+            raise InputError(
+                f"--format {fmt}: {', '.join(built)} compiles against the torch already installed, which needs "
+                "--no-build-isolation after torch's own install; a file cannot say that: use --format pip, uv or uv-project"
+            )
     groups = by_index(packages)
     if single and len(groups) > 1:
-        indexed = [p for url, pins in groups if url for p in pins]
+        indexed = [p for (url, _mode), pins in groups if url for p in pins]
         if all(p.pypi_build for p in indexed):
             packages = tuple(p._replace(index_url=None, local=None) if p.index_url else p for p in packages)
             groups = by_index(packages)
         else:
-            where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for url, pins in groups)
+            where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for (url, _mode), pins in groups)
             raise InputError(
                 f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
                 "without --extra-index-url: use --format uv-project, pip or uv"
             )
-    shared = tuple(f"{dist}{spec}" for dist, spec in sorted(resolution.shared_pins.items()))
+    shared = sorted(resolution.shared_pins.items())
+    resolving = [i for i, ((_url, mode), _pins) in enumerate(groups) if mode != "no-deps"]
+    last = resolving[-1] if resolving else len(groups) - 1
     out = []
-    for i, (url, pins) in enumerate(groups):
+    for i, ((url, mode), pins) in enumerate(groups):
         links = next((p.find_links for p in pins if p.find_links), None)
         reqs = tuple(p.requirement for p in pins)
-        last = i == len(groups) - 1
-        out.append(InstallGroup(url, links, reqs + (shared if last else ())))
+        if i == last:
+            named = {p.name for p in pins}
+            reqs += tuple(f"{dist}{spec}" for dist, spec in shared if dist not in named)
+        out.append(InstallGroup(url, links, reqs, MODE_OPTIONS[mode]))
     return out
 
 

@@ -13,7 +13,8 @@ def commands(resolution: Resolution, installer: str = "pip install") -> list[str
         # pip cannot install this CUDA runtime; say where it comes from, first.
         lines.append(f"# first, in a conda environment: conda install {' '.join(runtime[0])} -c {runtime[1]}")
     for group in install_groups(resolution):
-        flags = f" --index-url {group.index_url}" if group.index_url else ""
+        flags = "".join(f" {option}" for option in group.options)
+        flags += f" --index-url {group.index_url}" if group.index_url else ""
         flags += f" -f {group.find_links}" if group.find_links else ""
         lines.append(f"{installer}{flags} " + " ".join(shlex.quote(r) for r in group.requirements))
     return lines

@@ -14,6 +14,7 @@ from cudafit.fields import (
     UNKNOWN,
     Entry,
     entries,
+    fail_type,
     line_header,
     line_releases,
     read_arch_lists,
@@ -28,7 +29,7 @@ from cudafit.fields import (
     read_str,
     read_str_list,
 )
-from cudafit.records import Build
+from cudafit.records import GRADES, Build, Evidence, LibraryRelease, parse_cc
 
 
 def release_fields(e: Entry) -> dict[str, Any]:
@@ -41,6 +42,26 @@ def release_fields(e: Entry) -> dict[str, Any]:
         python_by_platform=e.get("python_by_platform", read_python_map, required=False),
         **read_macos_fields(e, platforms),
     )
+
+
+def library_release_fields(e: Entry) -> dict[str, Any]:
+    """A library's own release fields: `gpu_min = { cc = "7.5", grade, source }`, the oldest GPU
+    its project supports, graded like a build's facts."""
+    raw = e.get("gpu_min", lambda v: v if isinstance(v, dict) else fail_type('a table { cc = "7.5", grade, source }'), required=False)
+    if raw is None:
+        return {}
+    if set(raw) != {"cc", "grade", "source"}:
+        raise e.fail("gpu_min", 'expected { cc = "7.5", grade = "measured"|"declared"|"reported", source = [keys] }')
+    try:
+        cc = parse_cc(str(raw["cc"]))
+    except ValueError as exc:
+        raise e.fail("gpu_min", str(exc)) from None
+    if raw["grade"] not in GRADES:
+        raise e.fail("gpu_min", f"grade must be one of {', '.join(GRADES)} (got {raw['grade']!r})")
+    source = raw["source"]
+    if not isinstance(source, list) or not source or any(e.sources is not None and k not in e.sources for k in source):
+        raise e.fail("gpu_min", "source: expected a non-empty list of keys of [sources]")
+    return {"gpu_min": cc, "gpu_min_evidence": Evidence(raw["grade"], tuple(source))}
 
 
 def read_releases(
@@ -71,9 +92,31 @@ def read_line(
     return [(version, e, fields, builds[version]) for version, (e, fields) in releases.items()]
 
 
+def read_library(
+    file: str,
+    doc: dict,
+    toolkits: dict,
+    dates: list[str],
+    prefix: str,
+    release_more: Optional[Callable[[Entry, Version], dict[str, Any]]] = None,
+    **build_options: Any,
+) -> list[LibraryRelease]:
+    """The release-line file of a library built against torch (xformers, torchao, vllm, flash-attn);
+    `release_more` reads the library's own release fields."""
+
+    def release(e: Entry, version: Version) -> dict[str, Any]:
+        return {**library_release_fields(e), **(release_more(e, version) if release_more else {})}
+
+    return [
+        LibraryRelease(version=version, builds=tuple(builds), **fields)
+        for version, _e, fields, builds in read_line(file, doc, toolkits, dates, prefix, release, **build_options)
+    ]
+
+
 # The shared fields of a build that only some frameworks have; each framework names those it reads,
 # so a field it would ignore is an error, not a silently dropped fact.
-OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins"))
+OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins", "route", "pins"))
+ROUTES = ("asset", "source")  # besides a wheel on its index (records.Build.route)
 
 
 def read_builds(
@@ -109,7 +152,7 @@ def read_builds(
             if build.python is not None and not build.python <= release["python"]:
                 raise e.fail("python", f"names {', '.join(sorted(build.python - release['python']))}, not among the Pythons of release {version}")
             for other in out[version]:
-                same = one_per_platform or (other.tag == build.tag and other.extras == build.extras)
+                same = one_per_platform or (other.tag, other.extras, other.route, other.asset) == (build.tag, build.extras, build.route, build.asset)
                 if same and other.platforms & build.platforms:
                     raise e.fail("platforms", f"release {version} already has build {other.tag} on {', '.join(sorted(other.platforms & build.platforms))}")
             out[version].append(build)
@@ -138,6 +181,13 @@ def _extras(value: Any) -> tuple[str, ...]:
     return extras
 
 
+def _route(value: Any) -> str:
+    text = read_str(value)
+    if text not in ROUTES:
+        raise ValueError(f"expected one of {', '.join(ROUTES)} (leave it out for a wheel on the index)")
+    return text
+
+
 def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset(), cuda_is_floor: bool = False) -> Build:
     def optional(key: str, check: Callable[[Any], Any], default: Any = None) -> Any:
         # a field this framework does not read stays unread, so Entry.finish names it as unknown
@@ -151,12 +201,16 @@ def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset()
         index_url=optional("index_url", read_str, ""),
         package=optional("package", read_str, ""),
         extras=optional("extras", _extras, ()),
+        route=optional("route", _route, ""),
         notes=e.raw.get("notes", ""),
     )
     match = CUDA_TAG_RE.match(tag)
     if not match:
         kind = "cpu" if tag == "cpu" else "rocm" if tag.startswith("rocm") else "other"
-        return Build(kind=kind, evidence=read_evidence(e, {"exists": True}, optional=set()), **common)
+        # A library's pure-Python wheel still goes with one torch (torchao's): it may name it.
+        pins = optional("pins", read_pins_or_unknown)
+        known = {"exists": True, **({"pins": True} if pins is not None else {})}
+        return Build(kind=kind, pins=pins, evidence=read_evidence(e, known, optional=set()), **common)
     # cu126 is a build of CUDA 12.6 (torch's local tags); cu12 a flavour of CUDA 12.x (the others')
     digits = match.group(1)
     cuda = read_cuda(e, "cuda", toolkits)

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from packaging.version import Version
-
 from cudafit.fields import Entry
-from cudafit.frameworks.build_data import read_line
+from cudafit.frameworks.build_data import read_library
 from cudafit.records import Build, LibraryRelease
 
 DATA_PREFIX = "xformers/xformers-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[LibraryRelease]:
-    return [
-        LibraryRelease(version=version, builds=tuple(builds), **fields)
-        for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, more=_build)
-    ]
-
-
-def _release(e: Entry, version: Version) -> dict[str, Any]:
-    return {}
+    return read_library(file, doc, toolkits, dates, DATA_PREFIX, more=_build)
 
 
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,47 @@
+"""vllm: the releases whose CUDA wheel runs here, with the torch it pins, best first.
+
+Every vllm wheel pins torch, torchvision and torchaudio exactly (`pins`), so vllm decides torch:
+the solver holds the torch build to that version and to the CUDA major vllm's libraries link
+(CUDA 13 from 0.20, whatever its docs say). Its kernels must cover the GPU, and its project
+states a floor of its own (`gpu_min`)."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+
+import cudafit.frameworks.library as library
+from cudafit import rules
+from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself
+from cudafit.frameworks.vllm_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
+from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
+
+FAMILY = "vllm"
+MEMBERS = ("vllm",)
+REQUIRES = ("torch",)
+
+
+def known_extras(matrices: Matrices) -> set[str]:
+    return set()
+
+
+def releases(matrices: Matrices) -> tuple[LibraryRelease, ...]:
+    return matrices.frameworks.get(FAMILY, ())
+
+
+implied = implied_none
+check_extras = extras_always_fit
+pairs = pairs_itself
+
+
+def candidates(
+    specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
+) -> tuple[list[Candidate], list[Rejection]]:
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+
+    def judge(release: LibraryRelease, build: Build) -> library.Verdict:
+        if library.no_gpu(machine, policy):
+            reason = "vllm's PyPI wheels are CUDA builds; without an NVIDIA GPU use its CPU build from source (see vllm's docs)"
+            return Rejection(FAMILY, release.version, build.tag, "accelerator", reason, library.evidence_text(build))
+        return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
+
+    return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))
