@@ -34,6 +34,7 @@ CODES = {
     "DR030": "frameworks on different CUDA or cuDNN majors",
     "DR031": "nvidia-* wheels that do not satisfy a framework",
     "DR032": "onnxruntime and onnxruntime-gpu in one environment",
+    "DR033": "a library built against another torch or CUDA than the one installed",
     "DR040": "CUDA_HOME, nvcc and LD_LIBRARY_PATH name different toolkits",
     "DR041": "LD_LIBRARY_PATH shadows a framework's CUDA libraries",
     "DR042": "the toolkit that builds extensions does not match torch's CUDA",
@@ -340,6 +341,73 @@ def cuda_stacks(ctx: Context) -> list[Finding]:
             )
         )
     return out
+
+
+def built_against(ctx: Context) -> list[Finding]:
+    """Libraries built against torch (xformers, vllm, flash-attn, torchao) beside the torch that
+    is installed: its CUDA major must be theirs, and its version the one they require (their
+    metadata, or for torchao the version gate the data records)."""
+    torch = next((b for b in ctx.env.builds if b.family == "torch"), None)
+    out = []
+    for lib in ctx.env.libraries:
+        problems = _library_problems(ctx, lib, torch)
+        if problems:
+            out.append(
+                finding(
+                    "DR033",
+                    f"{lib.label} {'; '.join(problems)}: its compiled kernels will not load (or will crash).",
+                    "Install torch and the library as one set, solved for this machine:",
+                    ctx.repair.commands(),
+                    severity="warning" if lib.family == "torchao" else "error",  # torchao falls back to its Python code
+                )
+            )
+    return out
+
+
+def _library_problems(ctx: Context, lib: InstalledBuild, torch: Optional[InstalledBuild]) -> list[str]:
+    from cudafit.frameworks import release_of
+
+    if torch is None:
+        return ["is installed without torch"]
+    problems = []
+    torch_major = cuda_major(ctx, torch)
+    if lib.kind == "cuda" and torch.kind != "cuda":
+        problems.append(f"links the CUDA {lib.cuda} runtime, which only a CUDA build of torch brings, but {torch.label} is a {torch.kind.upper()} build")
+    elif lib.kind == "cuda" and lib.cuda and torch_major and lib.cuda.split(".")[0] != torch_major:
+        problems.append(f"links CUDA {lib.cuda.split('.')[0]}, but {torch.label} brings CUDA {torch_major}")
+    try:
+        torch_version = Version(Version(torch.version).public)
+        release = release_of(lib.family, Version(Version(lib.version).public), ctx.matrices)
+    except InvalidVersion:
+        return problems
+    if lib.built_for:
+        try:
+            built = Version(Version(lib.built_for).public)
+        except InvalidVersion:
+            built = None
+        if built is not None and built.release[:2] != torch_version.release[:2] and (release is None or _requirement(release, lib, ctx) is None):
+            problems.append(f"was built against torch {lib.built_for}, but {torch.label} is installed")
+    if release is not None:
+        spec = _requirement(release, lib, ctx)
+        if spec is not None and not spec.contains(torch_version, prereleases=True):
+            problems.append(f"goes with torch{spec}, but {torch.label} is installed")
+    return problems
+
+
+def _requirement(release, lib: InstalledBuild, ctx: Context):
+    """The torch a library release requires (the data's, for the build of its CUDA major here)."""
+    from packaging.specifiers import SpecifierSet
+
+    platform = ctx.machine.platform
+    for build in release.builds:
+        if platform is not None and platform not in build.platforms:
+            continue
+        if lib.cuda and build.kind == "cuda" and build.cuda is not None and str(build.cuda.major) != lib.cuda.split(".")[0]:
+            continue
+        spec = (build.pins or {}).get("torch")
+        if spec:
+            return SpecifierSet(spec)
+    return None
 
 
 def _extra_in_use(ctx: Context, dist: str, extra: str) -> bool:
@@ -657,6 +725,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     driver_floor,
     kernels,
     cuda_stacks,
+    built_against,
     system_cuda,
     loading,
     dead_ends,

@@ -31,6 +31,10 @@ FRAMEWORK_DISTS = (
     "jax-cuda13-pjrt",
     "onnxruntime",
     "onnxruntime-gpu",
+    "xformers",
+    "vllm",
+    "flash-attn",
+    "torchao",
 )
 _JAX_PLUGIN = re.compile(r"jax-cuda(\d+)-plugin")
 _CUDART = re.compile(r"libcudart\.so\.(\d+)")
@@ -51,7 +55,14 @@ def read_environment(prefix: Path, interpreter: Optional[str], *, python: Option
             continue
         if build is not None:
             builds.append(build)
-    return Environment(prefix, python, interpreter, tuple(sites), dists, tuple(builds), tuple(problems))
+    libraries = []
+    for name in LIBRARIES:
+        if name in dists:
+            try:
+                libraries.append(_library(name, sites, dists[name], problems))
+            except OSError as exc:
+                problems.append(f"cannot read {exc.filename}: {exc.strerror}")
+    return Environment(prefix, python, interpreter, tuple(sites), dists, tuple(builds), tuple(problems), tuple(libraries))
 
 
 def _site_packages(prefix: Path, python: Optional[str], problems: list[str]) -> list[Path]:
@@ -265,6 +276,43 @@ def _onnxruntime(sites: list[Path], dists: dict[str, Distribution], problems: li
         return InstalledBuild("onnxruntime-gpu", dist.name, dist.version, "cuda", read_from=str(dist.path))
     major = _cuda_major_of([provider], problems)
     return InstalledBuild("onnxruntime-gpu", dist.name, dist.version, "cuda", cuda=major, read_from=str(provider), libraries=(provider,))
+
+
+# A library built against torch -> the globs, under site-packages, of the compiled code whose
+# NEEDED entries say which CUDA major it links.
+LIBRARIES = {
+    "xformers": ("xformers/_C*.so", "xformers/*/_C*.so"),
+    "vllm": ("vllm/_C*.so",),
+    "flash-attn": ("flash_attn_2_cuda*.so",),
+    "torchao": ("torchao/_C*.so",),
+}
+
+
+def _library(name: str, sites: list[Path], dist: Distribution, problems: list[str]) -> InstalledBuild:
+    """Which build of a library is installed, from its own files: xformers' build record
+    (cpp_lib.json: the torch and the CUDA it was compiled against), else the CUDA major its
+    compiled code links; a library without compiled code is a pure-Python build."""
+    import json
+
+    found = [lib for site in sites for pattern in LIBRARIES[name] for lib in sorted(site.glob(pattern))]
+    cuda = _cuda_major_of(found, problems) if found else None
+    built_for = ""
+    read_from = str(found[0]) if found else str(dist.path)
+    record = _package_file(sites, "xformers/cpp_lib.json") if name == "xformers" else None
+    if record is not None:
+        try:
+            version = json.loads(record.read_text(errors="replace")).get("version", {})
+        except (ValueError, AttributeError):
+            problems.append(f"{record} does not parse as JSON; which build of xformers this is was not read")
+            version = {}
+        code = version.get("cuda") if isinstance(version, dict) else None
+        if isinstance(code, int) and code > 0:
+            cuda = f"{code // 100}.{code % 100}"  # 1208 is CUDA 12.8
+        torch = version.get("torch") if isinstance(version, dict) else None
+        built_for = torch if isinstance(torch, str) else ""
+        read_from = str(record)
+    kind = "cuda" if cuda else "python" if not found else "unknown"
+    return InstalledBuild(name, name, dist.version, kind, cuda=cuda, read_from=read_from, built_for=built_for)
 
 
 def marker_environment(python: Optional[str]) -> dict[str, str]:

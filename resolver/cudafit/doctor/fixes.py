@@ -28,7 +28,7 @@ class Repair:
 
     def _specs(self, keep: frozenset[str]) -> list[str]:
         specs = []
-        for build in self.env.builds:
+        for build in (*self.env.builds, *self.env.libraries):
             try:
                 public = Version(build.version).public
             except InvalidVersion:
@@ -43,7 +43,7 @@ class Repair:
             from cudafit.errors import InputError
             from cudafit.solve import resolve
 
-            families = frozenset(b.family for b in self.env.builds)
+            families = frozenset(b.family for b in (*self.env.builds, *self.env.libraries))
             self._solved = (None, frozenset())
             # Keep every version; then let go of one family at a time; then of all.
             attempts = [families] + [families - {f} for f in sorted(families)] + [frozenset()]

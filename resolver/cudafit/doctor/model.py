@@ -31,6 +31,7 @@ class InstalledBuild(NamedTuple):
     read_from: str = ""  # the file that says which build it is
     libraries: tuple[Path, ...] = ()  # its CUDA libraries, for the loader check
     extras_installed: tuple[str, ...] = ()  # extras whose requirements are all present (and-cuda)
+    built_for: str = ""  # a library built against torch: the torch its own build record names
 
     @property
     def label(self) -> str:
@@ -45,6 +46,7 @@ class Environment(NamedTuple):
     distributions: dict[str, Distribution]
     builds: tuple[InstalledBuild, ...]
     problems: tuple[str, ...] = ()  # what could not be read, one sentence each
+    libraries: tuple[InstalledBuild, ...] = ()  # libraries built against torch (xformers, vllm, flash-attn, torchao)
 
 
 class Finding(NamedTuple):

@@ -78,8 +78,12 @@ def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None)
 
 
 def build_line(build) -> str:
-    what = {"cuda": f"CUDA {build.cuda or 'unknown'} build", "cpu": "CPU-only build", "rocm": "ROCm build"}.get(build.kind, "build not identified")
-    return f"{build.label}: {what}" + (f", cuDNN {build.cudnn}" if build.cudnn else "")
+    what = {"cuda": f"CUDA {build.cuda or 'unknown'} build", "cpu": "CPU-only build", "rocm": "ROCm build", "python": "no compiled code"}.get(
+        build.kind, "build not identified"
+    )
+    return (
+        f"{build.label}: {what}" + (f", cuDNN {build.cudnn}" if build.cudnn else "") + (f", built against torch {build.built_for}" if build.built_for else "")
+    )
 
 
 def report_text(report: Report) -> str:
@@ -87,7 +91,7 @@ def report_text(report: Report) -> str:
 
     env = report.env
     lines = [f"machine: {describe(report.machine)}", f"environment: {env.prefix} (Python {env.python or 'unknown'})"]
-    lines += [f"  {build_line(b)}" for b in env.builds] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime GPU installed"]
+    lines += [f"  {build_line(b)}" for b in (*env.builds, *env.libraries)] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime GPU installed"]
     for f in report.findings:
         lines.append("")
         lines.append(f"{f.code} {f.severity}: {f.message}")
@@ -119,6 +123,10 @@ def report_json(report: Report, machine_json: Optional[dict] = None) -> dict:
             "python": env.python,
             "frameworks": [
                 {"name": b.dist, "version": b.version, "kind": b.kind, "cuda": b.cuda, "cudnn": b.cudnn, "read_from": b.read_from} for b in env.builds
+            ],
+            "libraries": [
+                {"name": b.dist, "version": b.version, "kind": b.kind, "cuda": b.cuda, "built_for": b.built_for or None, "read_from": b.read_from}
+                for b in env.libraries
             ],
         },
         "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix, "commands": list(f.commands)} for f in report.findings],

@@ -273,7 +273,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         home[0],
         home[1],
         lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here),
-        [p.requirement + suffix for p in resolution.packages],
+        # A URL requirement ends at whitespace: its marker needs one before the semicolon (PEP 508).
+        [p.requirement + (f" {suffix}" if p.url and suffix else suffix) for p in resolution.packages],
     )
     _narrow_requires_python(project, resolution)
 
@@ -334,6 +335,21 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
         pins = [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
         _replace(uv, "constraint-dependencies", "[tool.uv] constraint-dependencies", lambda c: _name(c) in ours_pins, pins)
+    # A library that compiles against torch (flash-attn from its sdist) gets, in its isolated
+    # build, the very torch the environment runs: uv's extra build dependency matched to the runtime.
+    built = sorted({p.name for p in resolution.packages if p.mode == "no-build-isolation"})
+    if built:
+        extra = uv.get("extra-build-dependencies", tomlkit.table())
+        if not isinstance(extra, dict):
+            raise InputError("existing pyproject.toml: [tool.uv] extra-build-dependencies is not a table")
+        for name in built:
+            runtime_torch = tomlkit.inline_table()
+            runtime_torch.update({"requirement": "torch", "match-runtime": True})
+            needs = tomlkit.array()
+            needs.append(runtime_torch)
+            extra[name] = needs
+        if "extra-build-dependencies" not in uv:
+            uv["extra-build-dependencies"] = extra
     # Our old PyTorch indexes go once nothing routes to them any more.
     used = {e.get("index") for v in sources.values() for e in (v if isinstance(v, list) else [v]) if isinstance(e, dict)}
     _drop(indexes, lambda i: str(i.get("name", "")).startswith("pytorch-") and i.get("name") not in used)

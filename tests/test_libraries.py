@@ -1,0 +1,274 @@
+"""The libraries built against torch (issue 13): xformers, flash-attn, vllm and torchao solved
+with torch, the pairs that cannot work refused with their cause, and the commands that install
+what was solved and nothing else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.cli import main
+from cudafit.errors import DataError
+from cudafit.loader import load
+
+LINUX = ["--os", "linux", "--arch", "x86_64", "--python", "3.12"]
+H100_580 = [*LINUX, "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3"]
+RTX4090_550 = [*LINUX, "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 4090"]
+T4_580 = [*LINUX, "--driver", "580.65.06", "--gpu", "Tesla T4"]
+
+
+def resolve(*args):
+    result = CliRunner().invoke(main, ["resolve", *args, "--json"], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def chosen(data) -> dict[str, str]:
+    return {p["name"]: p["requirement"] for p in data["packages"]}
+
+
+# --- xformers -------------------------------------------------------------------------------
+
+
+def test_xformers_on_pypi_torch_2_11_takes_a_cuda_12_build_of_torch():
+    # PyPI's torch 2.11.0 is CUDA 13; every xformers wheel links libcudart.so.12 (measured).
+    code, data = resolve("torch==2.11.0", "xformers", *H100_580)
+    assert code == 0, data
+    torch = chosen(data)["torch"]
+    assert torch.startswith("torch==2.11.0+cu12"), torch
+    assert chosen(data)["xformers"] == "xformers==0.0.35"
+    # the xformers command pins the torch build, so pip cannot swap it
+    assert f"xformers==0.0.35 {torch}" in data["commands"]["pip"]
+
+
+def test_xformers_pinned_beside_a_cuda_13_torch_is_refused_with_the_cuda_major():
+    code, data = resolve("torch==2.11.0+cu130", "xformers==0.0.35", *H100_580)
+    assert code == 1
+    assert any("CUDA 13" in c and "CUDA 12" in c for c in data["conflicts"]), data["conflicts"]
+
+
+def test_xformers_needs_a_cuda_torch():
+    code, data = resolve("torch", "xformers", *LINUX, "--driver", "none")
+    assert code == 1
+    assert any("without an NVIDIA GPU" in c for c in data["conflicts"])
+
+
+# --- vllm -----------------------------------------------------------------------------------
+
+
+def test_vllm_decides_torch_exactly_and_needs_cuda_13_from_0_20():
+    code, data = resolve("vllm", *H100_580)
+    assert code == 0
+    assert chosen(data)["vllm"] == "vllm==0.33.0"
+    assert chosen(data)["torch"].startswith("torch==2.14.0+cu13")  # 0.33.0 pins torch==2.14.0, though 2.14.1 exists
+
+
+def test_vllm_on_a_cuda_12_driver_falls_back_to_the_last_cuda_12_wheel():
+    code, data = resolve("vllm", *RTX4090_550)
+    assert code == 0
+    assert chosen(data)["vllm"] == "vllm==0.19.1"
+    assert chosen(data)["torch"].startswith("torch==2.10.0+cu12")
+
+
+def test_vllm_refuses_a_gpu_below_its_floor_and_windows():
+    code, data = resolve("vllm>=0.20", *[*LINUX, "--driver", "580.65.06", "--gpu", "Tesla V100-SXM2-16GB"])
+    assert code == 1
+    assert any("compute capability 7.5 and newer" in c for c in data["conflicts"]), data["conflicts"]
+    code, data = resolve("vllm", "--os", "windows", "--python", "3.12", "--driver", "581.57", "--gpu", "NVIDIA GeForce RTX 4090")
+    assert code == 1 and any("no vllm wheels for windows-x86_64" in c for c in data["conflicts"])
+
+
+def test_vllm_with_a_torch_it_does_not_pin_is_refused():
+    code, data = resolve("vllm==0.33.0", "torch==2.14.1", *H100_580)
+    assert code == 1
+    assert any("torch==2.14.0" in c for c in data["conflicts"]), data["conflicts"]
+
+
+# --- flash-attn -----------------------------------------------------------------------------
+
+
+def test_flash_attn_first_takes_a_prebuilt_release_asset_named_by_its_fields():
+    code, data = resolve("flash-attn", *H100_580)
+    assert code == 0
+    req = chosen(data)["flash-attn"]
+    assert req == (
+        "flash-attn @ https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3.post1/"
+        "flash_attn-2.8.3.post1+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    )
+    assert chosen(data)["torch"].startswith("torch==2.8.0+cu12")
+
+
+def test_flash_attn_after_the_newest_torch_builds_from_source_without_isolation():
+    code, data = resolve("torch", "flash-attn", *H100_580)
+    assert code == 0
+    torch = chosen(data)["torch"]
+    # the setup.py of every release compiles with C++17, which torch 2.14's headers refuse (reported)
+    assert torch.startswith("torch==2.13."), torch
+    assert f"pip install --no-build-isolation flash-attn==2.8.3.post2 {torch}" in data["commands"]["pip"]
+    assert any("compiles from source" in w and "nvcc" in w for w in data["warnings"])
+
+
+def test_flash_attn_refuses_turing_with_its_stated_floor():
+    code, data = resolve("torch", "flash-attn", *T4_580)
+    assert code == 1
+    assert any("compute capability 8.0 and newer" in c and "Tesla T4" in c for c in data["conflicts"])
+
+
+def test_a_source_build_cannot_be_written_into_a_requirements_file():
+    result = CliRunner().invoke(main, ["resolve", "torch", "flash-attn", *H100_580, "--format", "requirements"])
+    assert result.exit_code == 2
+    assert "--no-build-isolation" in result.stderr and "Traceback" not in result.output
+
+
+def test_uv_project_gives_the_source_build_the_running_torch():
+    result = CliRunner().invoke(main, ["resolve", "torch", "flash-attn", *H100_580, "--format", "uv-project"])
+    assert result.exit_code == 0, result.output
+    assert '[tool.uv.extra-build-dependencies]\nflash-attn = [{requirement = "torch", match-runtime = true}]' in result.stdout
+
+
+# --- torchao --------------------------------------------------------------------------------
+
+
+def test_torchao_on_a_cuda_12_driver_comes_from_torchs_index_without_dependencies():
+    code, data = resolve("torch", "torchao", *RTX4090_550)
+    assert code == 0
+    assert chosen(data)["torchao"] == "torchao==0.18.0+cu126"
+    assert chosen(data)["torch"].endswith("+cu126")
+    assert "pip install --no-deps --index-url https://download.pytorch.org/whl/cu126 torchao==0.18.0+cu126" in data["commands"]["pip"]
+
+
+def test_torchao_kernels_that_miss_the_gpu_are_a_warning_and_macos_gets_the_python_wheel():
+    code, data = resolve("torch", "torchao", *T4_580)
+    assert code == 0 and chosen(data)["torchao"] == "torchao==0.18.0"
+    assert any("no compiled kernels for this GPU" in w for w in data["warnings"])
+    code, data = resolve("torch", "torchao", "--os", "macos", "--arch", "arm64", "--python", "3.12", "--macos", "15.0")
+    assert code == 0 and chosen(data)["torchao"] == "torchao==0.18.0"
+
+
+def test_torchao_version_gate_decides_torch():
+    code, data = resolve("torchao==0.16.0", "torch", *H100_580)
+    assert code == 0
+    assert chosen(data)["torch"].startswith("torch==2.10.0+")
+
+
+# --- data errors ----------------------------------------------------------------------------
+
+
+def _copy(tmp_path: Path) -> Path:
+    import shutil
+
+    from cudafit.loader import data_dir
+
+    target = tmp_path / "matrices"
+    shutil.copytree(data_dir(), target)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "message"),
+    [
+        ("flash-attn/flash-attn-2.8.toml", 'asset = "https://github.com', 'asset = "http://example.com', "flash-attn-2.8.toml: [[release]] #1 (2.8.0.post2): field 'asset'"),
+        ("torchao/torchao-0.16.toml", 'pins = { torch = "==2.10.0" }', "pins = {}", "field 'pins': name the torch this build goes with"),
+        ("vllm/vllm-0.33.toml", 'gpu_min = { cc = "7.5"', 'gpu_min = { cc = "seven"', "field 'gpu_min'"),
+    ],
+)
+def test_broken_library_data_names_file_entry_and_field(tmp_path, file, old, new, message):
+    root = _copy(tmp_path)
+    path = root / file
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(DataError) as err:
+        load(root, use_cache=False)
+    assert message in str(err.value)
+
+
+# --- check ----------------------------------------------------------------------------------
+
+
+def _check(tmp_path: Path, text: str, *target: str):
+    (tmp_path / "requirements.txt").write_text(text)
+    return CliRunner().invoke(main, ["check", str(tmp_path / "requirements.txt"), *target])
+
+
+def test_check_reads_a_plain_torch_pin_as_pypis_build_beside_a_library(tmp_path):
+    result = _check(tmp_path, "torch==2.11.0\nxformers==0.0.35\n")
+    assert result.exit_code == 1 and "CF005" in result.output and "from PyPI" in result.output
+    # naming a CUDA 12 index in the file makes it fine
+    result = _check(tmp_path, "--index-url https://download.pytorch.org/whl/cu128\ntorch==2.11.0\nxformers==0.0.35\n")
+    assert result.exit_code == 0, result.output
+
+
+def test_check_flags_vllm_beside_a_torch_it_does_not_pin(tmp_path):
+    result = _check(tmp_path, "torch==2.10.0\nvllm==0.33.0\n")
+    assert result.exit_code == 1 and "needs torch==2.14.0" in result.output
+    assert _check(tmp_path, "torch==2.14.0\nvllm==0.33.0\n").exit_code == 0
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+
+H100_DOCTOR = ["--os", "linux", "--arch", "x86_64", "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3"]  # doctor reads the Python from the environment
+
+
+def _doctor(env, *machine):
+    result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), *machine, "--json"], catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def fake_env(tmp_path, monkeypatch):
+    from doctor_env import FakeEnv
+
+    from cudafit import detect
+    from cudafit.doctor import toolkits
+
+    for var in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "usr-local").mkdir()
+    monkeypatch.setattr(toolkits, "USR_LOCAL", tmp_path / "usr-local")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr("cudafit.doctor.libraries.DEFAULT_DIRS", ())
+    real = detect.run_command
+    monkeypatch.setattr(detect, "run_command", lambda cmd, timeout: detect.RunResult(0, "") if cmd[0].endswith("ldconfig") else real(cmd, timeout))
+    return FakeEnv(tmp_path / "venv")
+
+
+def _xformers(env, version: str, torch: str, cuda: int, requires: str):
+    from doctor_env import elf
+
+    env.dist("xformers", version, (requires,))
+    env.file("xformers/cpp_lib.json", json.dumps({"version": {"cuda": cuda, "hip": None, "torch": torch, "python": "3.10.11"}}))
+    env.file("xformers/_C.so", elf(["libc10_cuda.so", f"libcudart.so.{cuda // 100}", "libtorch_cuda.so"]))
+
+
+def test_doctor_reads_xformers_build_record_and_flags_a_cuda_13_torch(fake_env):
+    fake_env.torch("2.11.0", "13.0")
+    _xformers(fake_env, "0.0.35", "2.10.0+cu128", 1208, "torch>=2.10")
+    data = _doctor(fake_env, *H100_DOCTOR)
+    assert data["environment"]["libraries"][0]["built_for"] == "2.10.0+cu128"
+    found = [f for f in data["findings"] if f["code"] == "DR033"]
+    assert found and "links CUDA 12, but torch 2.11.0 brings CUDA 13" in found[0]["message"]
+    # the fix is the resolver's set for torch 2.11.0 with xformers 0.0.35: a CUDA 12 build of torch
+    assert any("torch==2.11.0+cu12" in c for c in found[0]["commands"]), found[0]["commands"]
+
+
+def test_doctor_flags_torchao_beside_a_torch_its_gate_refuses(fake_env):
+    from doctor_env import elf
+
+    fake_env.torch("2.11.0+cu126", "12.6")
+    fake_env.dist("torchao", "0.16.0")
+    fake_env.file("torchao/_C_cutlass_90a.abi3.so", elf(["libcudart.so.12", "libtorch_cuda.so"]))
+    data = _doctor(fake_env, *H100_DOCTOR)
+    found = [f for f in data["findings"] if f["code"] == "DR033"]
+    assert found and found[0]["severity"] == "warning" and "goes with torch==2.10.0" in found[0]["message"]
+
+
+def test_doctor_is_quiet_when_the_library_fits(fake_env):
+    fake_env.torch("2.10.0+cu128", "12.8")
+    _xformers(fake_env, "0.0.34", "2.10.0+cu128", 1208, "torch==2.10.0")
+    data = _doctor(fake_env, *H100_DOCTOR)
+    assert not [f for f in data["findings"] if f["code"] == "DR033"], data["findings"]
