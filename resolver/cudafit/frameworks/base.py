@@ -24,6 +24,19 @@ def python_range(pythons: frozenset[str]) -> str:
 
 # Defaults of the provider protocol for a family of one member with no extras of its own to pair
 # (ONNX Runtime, the libraries built against torch): a provider assigns them by name.
+def no_extras(matrices: Any) -> set[str]:
+    return set()
+
+
+def releases_of(family: str) -> Callable[[Any], tuple]:
+    """The `releases` of a family whose records the loader keeps as they are, newest first."""
+
+    def releases(matrices: Any) -> tuple:
+        return matrices.frameworks.get(family, ())
+
+    return releases
+
+
 def implied_none(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
     return member_specs
 
