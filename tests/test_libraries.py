@@ -32,21 +32,28 @@ def chosen(data) -> dict[str, str]:
 # --- xformers -------------------------------------------------------------------------------
 
 
-def test_xformers_on_pypi_torch_2_11_takes_a_cuda_12_build_of_torch():
-    # PyPI's torch 2.11.0 is CUDA 13; every xformers wheel links libcudart.so.12 (measured).
+def test_xformers_comes_from_the_index_of_torchs_cuda_variant():
+    # Every xformers wheel on PyPI links libcudart.so.12 (measured); its release workflow copies a
+    # cu130 build to the PyTorch index (declared): a CUDA 13 torch takes that one.
     code, data = resolve("torch==2.11.0", "xformers", *H100_580)
     assert code == 0, data
-    torch = chosen(data)["torch"]
-    assert torch.startswith("torch==2.11.0+cu12"), torch
-    assert chosen(data)["xformers"] == "xformers==0.0.35"
-    # the xformers command pins the torch build, so pip cannot swap it
-    assert f"xformers==0.0.35 {torch}" in data["commands"]["pip"]
+    assert chosen(data)["torch"] == "torch==2.11.0+cu130"
+    # one command: both from that index, torch pinned beside xformers so pip cannot swap it
+    assert data["commands"]["pip"] == "pip install --index-url https://download.pytorch.org/whl/cu130 torch==2.11.0+cu130 xformers==0.0.35"
+    # on a CUDA 12 driver, the PyPI wheel with a CUDA 12 build of torch
+    code, data = resolve("torch==2.11.0", "xformers", *RTX4090_550)
+    assert code == 0 and chosen(data)["torch"].startswith("torch==2.11.0+cu12")
+    assert f"pip install xformers==0.0.35 {chosen(data)['torch']}" in data["commands"]["pip"]
 
 
-def test_xformers_pinned_beside_a_cuda_13_torch_is_refused_with_the_cuda_major():
-    code, data = resolve("torch==2.11.0+cu130", "xformers==0.0.35", *H100_580)
+def test_a_library_beside_a_torch_of_another_cuda_major_or_version_is_refused_with_that_cause():
+    code, data = resolve("torch==2.10.0+cu130", "vllm==0.19.1", *H100_580)
     assert code == 1
-    assert any("CUDA 13" in c and "CUDA 12" in c for c in data["conflicts"]), data["conflicts"]
+    assert any("CUDA 13 and CUDA 12 (vllm 0.19.1+cu12)" in c for c in data["conflicts"]), data["conflicts"]
+    # the cause named is the version, not a CUDA major some other build would have matched
+    code, data = resolve("torch==2.11.0+cu130", "xformers==0.0.34", *H100_580)
+    assert code == 1
+    assert any("needs torch==2.10.0" in c for c in data["conflicts"]), data["conflicts"]
 
 
 def test_xformers_needs_a_cuda_torch():
@@ -252,8 +259,11 @@ def test_doctor_reads_xformers_build_record_and_flags_a_cuda_13_torch(fake_env):
     assert data["environment"]["libraries"][0]["built_for"] == "2.10.0+cu128"
     found = [f for f in data["findings"] if f["code"] == "DR033"]
     assert found and "links CUDA 12, but torch 2.11.0 brings CUDA 13" in found[0]["message"]
-    # the fix is the resolver's set for torch 2.11.0 with xformers 0.0.35: a CUDA 12 build of torch
-    assert any("torch==2.11.0+cu12" in c for c in found[0]["commands"]), found[0]["commands"]
+    # the fix removes the wrong build (pip would keep an installed 0.0.35) and installs the
+    # resolver's set: xformers from the index of torch's CUDA 13
+    commands = found[0]["commands"]
+    assert commands[0].endswith("-m pip uninstall -y xformers"), commands
+    assert any("whl/cu130" in c and "xformers==0.0.35" in c for c in commands[1:]), commands
 
 
 def test_doctor_flags_torchao_beside_a_torch_its_gate_refuses(fake_env):

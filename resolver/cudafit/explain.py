@@ -100,12 +100,13 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
         for r in res.rejections
         if r.family == family and r.version == version and named(r.tag)
     ]
-    joint = {(r.version, r.tag) for r in res.rejections if r.family == family and r.constraint == "joint"}
+    joint = {(r.version, r.tag): r.reason for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
         clash = clash_of.get((build.family, build.version, build.tag))
-        if clash:
+        said = joint.get((build.version, build.tag))
+        if clash and not (said and word_clash(clash, name_a=False) in said):
             lines.append(f"{build.label}: {word_clash(clash)}")
-        elif (build.version, build.tag) in joint:
+        elif said is not None:
             continue  # its joint rejection, listed above, says why
         elif res.ok:
             winner = next((c for c in res.candidates if c.family == family), None)

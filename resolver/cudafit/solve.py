@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit import explain, pins, rules
 from cudafit.errors import InputError
 from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN, release_of
-from cudafit.records import BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
+from cudafit.records import CPU_BESIDE_GPU, BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
 
 
 def parse_specs(
@@ -246,11 +246,13 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     rejections.extend(joint)
     if chosen is None:
         versions = {family: [str(r.version) for r in BY_FAMILY[family].releases(matrices)] for family in families}
+        # "ask for it with --cpu" only where --cpu answers: a library with CUDA builds only would not.
+        cpu_helps = any(r.cause == CPU_BESIDE_GPU for r in rejections) and not policy.cpu and _resolve(specs, machine, matrices, policy._replace(cpu=True)).ok
         return Resolution(
             ok=False,
             machine=machine,
             warnings=tuple(machine_problems),
-            conflicts=tuple(explain.conflicts(families, offered, rejections, versions, policy.cpu, machine.python)),
+            conflicts=tuple(explain.conflicts(families, offered, rejections, versions, policy.cpu or not cpu_helps, machine.python)),
             rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
         )
@@ -382,7 +384,7 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
                     if supported(a, i, others):
                         keep.append(a)
                     else:
-                        example = conflict(a, domains[j][0], policy)
+                        example = _telling(a, others.values(), policy)
                         removed.append(
                             Rejection(
                                 a.family,
@@ -399,6 +401,14 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
                         changed = True
                 domains[i] = keep
     return domains, removed
+
+
+def _telling(a: Candidate, others, policy: Policy) -> Optional[Clash]:
+    """The clash that explains a build's refusal, against the best builds of the other family
+    first: a CUDA major says least when another build of that family shares a's major, so the
+    first clash of another kind wins over it."""
+    found = [c for c in (conflict(a, b, policy) for b in others) if c is not None]
+    return next((c for c in found if c.kind != "cuda-major"), found[0] if found else None)
 
 
 def _search(domains: list[list[Candidate]], chosen: list[Candidate], policy: Policy) -> Optional[list[Candidate]]:

@@ -430,7 +430,9 @@ def _spec(doc: Document, pin: Pin, machine: Optional[Machine] = None, matrices: 
     """The spec the solver gets for a pin: its variant made explicit where the index decides it,
     and, on a target machine, where PyPI does (a plain torch==X from PyPI is the build PyPI serves
     on that platform: CUDA 13 on Linux from 2.11, CPU on Windows)."""
-    local = effective_local(doc, pin)
+    # Only torch's own family is named by local tag on its index; a library read from there
+    # (xformers, vllm) is any build of its version.
+    local = effective_local(doc, pin) if pin.name in TORCH_MEMBERS else None
     if local is None and machine is not None and matrices is not None and pin.version and not _serving(doc, pin):
         release = next((r for r in matrices.torch if pin.name == "torch" and str(r.version) == pin.version), None)
         local = (release.pypi_variant or {}).get(machine.platform or "") if release is not None else None
@@ -468,7 +470,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
             continue
         families = _families(members)
         specs = [_spec(doc, p) for p in members]
-        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members))
+        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members), only=_reachable_library_builds(doc, members, matrices))
         where = " (" + group + ")" if group else ""
         try:
             anywhere = resolve(specs, _ANY, matrices, policy)
@@ -526,6 +528,25 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                     )
                 )
     return out
+
+
+def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matrices) -> frozenset[tuple[str, str, str]]:
+    """The builds of the libraries in the set (xformers, vllm, ...) that pip can reach from this
+    file: PyPI's, and those of a PyTorch index the file names. A cu130 build on the PyTorch index
+    does not help a file that installs from PyPI."""
+    from cudafit.frameworks import BY_FAMILY
+    from cudafit.frameworks.library import build_label
+
+    indexes = {url.rstrip("/") for p in members for url in _serving(doc, p)}
+    out = set()
+    for family in {_family(p) for p in members}:
+        if not getattr(BY_FAMILY[family], "REQUIRES", ()):
+            continue
+        for release in BY_FAMILY[family].releases(matrices):
+            for build in release.builds:
+                if not build.index_url or build.index_url.rstrip("/") in indexes:
+                    out.add((family, str(release.version), build_label(build)))
+    return frozenset(out)
 
 
 def _from_pypi(doc: Document, members: list[Pin], matrices: Matrices, policy: Policy):

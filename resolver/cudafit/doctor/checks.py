@@ -356,8 +356,8 @@ def built_against(ctx: Context) -> list[Finding]:
                 finding(
                     "DR033",
                     f"{lib.label} {'; '.join(problems)}: its compiled kernels will not load (or will crash).",
-                    "Install torch and the library as one set, solved for this machine:",
-                    ctx.repair.commands(),
+                    "Remove the library (pip keeps an installed version, whatever its build) and install it with torch as one set:",
+                    (f"{ctx.repair.python} -m pip uninstall -y {lib.dist}", *ctx.repair.commands()),
                     severity="warning" if lib.family == "torchao" else "error",  # torchao falls back to its Python code
                 )
             )

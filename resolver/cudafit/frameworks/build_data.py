@@ -115,7 +115,7 @@ def read_library(
 
 # The shared fields of a build that only some frameworks have; each framework names those it reads,
 # so a field it would ignore is an error, not a silently dropped fact.
-OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins", "route", "pins"))
+OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins", "route", "pins", "local"))
 ROUTES = ("asset", "source")  # besides a wheel on its index (records.Build.route)
 
 
@@ -202,6 +202,7 @@ def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset()
         package=optional("package", read_str, ""),
         extras=optional("extras", _extras, ()),
         route=optional("route", _route, ""),
+        local=optional("local", read_str, ""),
         notes=e.raw.get("notes", ""),
     )
     match = CUDA_TAG_RE.match(tag)

@@ -77,7 +77,9 @@ def judge_cuda(
             warnings.append(f"{family} {release.version} has no compiled kernels for this GPU ({arch.reason}); only its Python and Triton code runs here")
         reason = f"{verdict.driver.reason if verdict.driver else ''}; {arch.reason}"
     cuda_text = f"CUDA {build.cuda}" if build.cuda else f"CUDA {build.tag[2:]}.x (minor unknown)"
-    return tier, (f"{cuda_text} build; {reason}; {evidence_text(build)}",), tuple(warnings)
+    # Said beside torch's own warnings: name whose they are.
+    named = tuple(w if w.startswith(family) else f"{family} {release.version}: {w}" for w in warnings)
+    return tier, (f"{cuda_text} build; {reason}; {evidence_text(build)}",), named
 
 
 def below_gpu_min(family: str, release: LibraryRelease, machine: Machine) -> Optional[str]:
@@ -138,7 +140,7 @@ def candidate(
             PackagePin(
                 build.package or family,
                 str(release.version),
-                build.tag if build.index_url else None,  # the PyTorch index names its builds by local tag
+                build.local or None,  # a PyTorch-index build's local tag, where its file names carry one
                 build_label(build),
                 build.index_url or None,
                 pypi_build=not build.index_url and not url,

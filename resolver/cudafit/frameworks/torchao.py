@@ -40,7 +40,11 @@ def candidates(
             return 1 if gpu else 0, (f"pure-Python wheel; {library.evidence_text(build)}",), warnings
         if not gpu:
             # pip takes this wheel on Linux x86_64 whatever the torch: its kernels stay unloaded.
-            return 0, (f"CUDA {build.cuda} wheel; without a GPU its kernels stay unloaded and its Python code runs; {library.evidence_text(build)}",), ()
+            said = (
+                f"torchao {release.version}: pip takes its CUDA {build.cuda} wheel on Linux x86_64; "
+                "without a GPU its kernels stay unloaded and its Python code runs"
+            )
+            return 0, (f"CUDA {build.cuda} wheel; {library.evidence_text(build)}",), (said,)
         return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem, kernels_optional=True)
 
     spec = specs.get(FAMILY, SpecifierSet())

@@ -15,7 +15,7 @@ DATA_PREFIX = "torchao/torchao-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[LibraryRelease]:
-    return read_library(file, doc, toolkits, dates, DATA_PREFIX, fields=frozenset(("index_url", "pins")), more=_build)
+    return read_library(file, doc, toolkits, dates, DATA_PREFIX, fields=frozenset(("index_url", "pins", "local")), more=_build)
 
 
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ DATA_PREFIX = "xformers/xformers-"
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[LibraryRelease]:
-    return read_library(file, doc, toolkits, dates, DATA_PREFIX, more=_build)
+    return read_library(file, doc, toolkits, dates, DATA_PREFIX, fields=frozenset(("index_url",)), more=_build)
 
 
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
