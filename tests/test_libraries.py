@@ -282,3 +282,25 @@ def test_doctor_is_quiet_when_the_library_fits(fake_env):
     _xformers(fake_env, "0.0.34", "2.10.0+cu128", 1208, "torch==2.10.0")
     data = _doctor(fake_env, *H100_DOCTOR)
     assert not [f for f in data["findings"] if f["code"] == "DR033"], data["findings"]
+
+
+# --- found by a newcomer's test ---------------------------------------------------------------
+
+
+def test_check_reads_a_library_on_a_pytorch_index_as_any_build_of_its_version(tmp_path):
+    # `--index-url .../cu132` made vllm==0.33.0 read as a +cu132 build, which matched nothing, so
+    # the pair passed; vllm 0.33.0 needs torch==2.14.0.
+    result = _check(tmp_path, "--index-url https://download.pytorch.org/whl/cu132\ntorch==2.15.0+cu132\nvllm==0.33.0\n")
+    assert result.exit_code == 1 and "needs torch==2.14.0" in result.output
+
+
+def test_the_refusal_names_the_torch_requirement_not_a_cuda_major_another_build_shares():
+    code, data = resolve("torch==2.15.0", "flash-attn", *H100_580)
+    assert code == 1
+    assert any("needs torch>=2.2,<2.14" in c for c in data["conflicts"]), data["conflicts"]
+
+
+def test_no_cpu_hint_when_a_library_has_no_cpu_build():
+    code, data = resolve("torch==2.4.0", "vllm", *H100_580)
+    assert code == 1
+    assert not any("--cpu" in c for c in data["conflicts"]), data["conflicts"]
