@@ -115,6 +115,13 @@ def test_flash_attn_after_the_newest_torch_builds_from_source_without_isolation(
     assert torch.startswith("torch==2.13."), torch
     assert f"pip install --no-build-isolation flash-attn==2.8.3.post2 {torch}" in data["commands"]["pip"]
     assert any("compiles from source" in w and "nvcc" in w for w in data["warnings"])
+    # the pip format says, before the build, which nvcc it needs and how to select one
+    text = CliRunner().invoke(main, ["resolve", "torch", "flash-attn", *H100_580, "--format", "pip"]).stdout.splitlines()
+    assert text[1] == (
+        "# flash-attn compiles against torch here: first put a CUDA 13 nvcc (13.0 or newer) on PATH, "
+        "e.g. cudafit env-script --toolkit 13 -o env.sh && . ./env.sh"
+    )
+    assert text[2].startswith("pip install --no-build-isolation flash-attn==")
 
 
 def test_flash_attn_refuses_turing_with_its_stated_floor():

@@ -32,7 +32,9 @@ def toolkits(as_json):
 
 
 @click.command("env-script")
-@click.option("--toolkit", "wanted", required=True, metavar="X.Y", help="The toolkit version to select (12.6, or 12.6.85).")
+@click.option(
+    "--toolkit", "wanted", required=True, metavar="X.Y", help="The toolkit version to select (12.6, or 12.6.85; a major alone, 13, takes its newest)."
+)
 @click.option("-o", "--output", metavar="FILE", help="Write the script here (default: standard output).")
 def env_script(wanted, output):
     """Write a shell script that selects one CUDA toolkit (source it: . ./env.sh)."""
