@@ -72,11 +72,18 @@ def test_vllm_decides_torch_exactly_and_needs_cuda_13_from_0_20():
     assert chosen(data)["torch"].startswith("torch==2.14.0+cu13")  # 0.33.0 pins torch==2.14.0, though 2.14.1 exists
 
 
-def test_vllm_on_a_cuda_12_driver_falls_back_to_the_last_cuda_12_wheel():
+def test_vllm_on_a_cuda_12_driver_takes_the_cuda_12_9_wheel_of_its_github_release():
+    # PyPI's vllm is CUDA 13 from 0.20; each release's CUDA 12.9 build is a GitHub release asset,
+    # named as third parties name it, beside torch's cu129 build and torchvision from that index.
     code, data = resolve("vllm", *RTX4090_550)
     assert code == 0
-    assert chosen(data)["vllm"] == "vllm==0.19.1"
-    assert chosen(data)["torch"].startswith("torch==2.10.0+cu12")
+    assert chosen(data)["vllm"] == (
+        "vllm @ https://github.com/vllm-project/vllm/releases/download/v0.31.0/vllm-0.31.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl"
+    )
+    assert chosen(data)["torch"] == "torch==2.13.0+cu129" and chosen(data)["torchvision"] == "torchvision==0.28.0+cu129"
+    # PyPI's wheel stays first where it runs, and 0.19.1 is PyPI's last CUDA 12 one
+    code, data = resolve("vllm<0.20", *RTX4090_550)
+    assert code == 0 and chosen(data)["vllm"] == "vllm==0.19.1" and chosen(data)["torch"].startswith("torch==2.10.0+cu12")
 
 
 def test_vllm_refuses_a_gpu_below_its_floor_and_windows():

@@ -79,6 +79,12 @@ def parse_specs(
     for family in list(families):
         for needed in getattr(BY_FAMILY[family], "REQUIRES", ()):
             families.setdefault(needed, {BY_FAMILY[needed].MEMBERS[0]: SpecifierSet()})
+        # and the companions it pins (torchvision), so that they come from that framework's index
+        for dist in getattr(BY_FAMILY[family], "BRINGS", ()):
+            owner = BY_MEMBER[dist]
+            members = families.setdefault(owner.FAMILY, {})
+            members.setdefault(dist, SpecifierSet())
+            families[owner.FAMILY] = owner.implied(members)
     return families, extras
 
 

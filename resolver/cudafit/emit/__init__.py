@@ -81,7 +81,8 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
             packages = tuple(p._replace(index_url=None, local=None) if p.index_url else p for p in packages)
             groups = by_index(packages)
         else:
-            where = "; ".join(f"{', '.join(p.name for p in pins)} from {url or 'PyPI'}" for (url, _mode), pins in groups)
+            # a wheel named by URL still takes its dependencies from PyPI
+            where = "; ".join(f"{', '.join(p.name + (' (by URL)' if p.url else '') for p in pins)} from {url or 'PyPI'}" for (url, _mode), pins in groups)
             raise InputError(
                 f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
                 "without --extra-index-url: use --format uv-project, pip or uv"

@@ -33,7 +33,8 @@ def evidence_text(build: Build) -> str:
 def build_label(build: Build) -> str:
     """What tells a library's builds apart: a release asset's own label (cu12torch2.8cxx11abiTRUE),
     source-cu12 for a build from source, else the tag."""
-    return build.asset or (f"source-{build.tag}" if build.route == "source" else build.tag)
+    # an asset label runs up to its file name's first dash (vllm: cu129-cp38-abi3-manylinux_2_28_x86_64)
+    return build.asset.split("-")[0] if build.asset else (f"source-{build.tag}" if build.route == "source" else build.tag)
 
 
 def no_gpu(machine: Machine, policy: Policy) -> bool:

@@ -2,10 +2,13 @@
 
 Every vllm wheel pins torch, torchvision and torchaudio exactly (`pins`), so vllm decides torch:
 the solver holds the torch build to that version and to the CUDA major vllm's libraries link
-(CUDA 13 from 0.20, whatever its docs say). Its kernels must cover the GPU, and its project
-states a floor of its own (`gpu_min`)."""
+(CUDA 13 from 0.20, whatever its docs say). Its CUDA 12.9 builds are wheels attached to the
+GitHub release (`route = "asset"`), for drivers that do not load CUDA 13. Its kernels must cover the
+GPU, and its project states a floor of its own (`gpu_min`)."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 from packaging.specifiers import SpecifierSet
 
@@ -18,6 +21,7 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 FAMILY = "vllm"
 MEMBERS = ("vllm",)
 REQUIRES = ("torch",)
+BRINGS = ("torchvision",)  # pinned exactly too, and served by torch's index beside torch's build
 
 
 known_extras = no_extras
@@ -38,4 +42,10 @@ def candidates(
             return Rejection(FAMILY, release.version, build.tag, "accelerator", reason, library.evidence_text(build))
         return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
 
-    return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))
+    def route(release: LibraryRelease, build: Build) -> tuple[Optional[str], str]:
+        return (release.asset.format(build=build.asset), "") if build.route == "asset" else (None, "")
+
+    def prefer(build: Build) -> tuple:
+        return (build.route == "asset",)  # within a release, PyPI's wheel first
+
+    return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, route, prefer)
