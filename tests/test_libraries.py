@@ -318,3 +318,40 @@ def test_no_cpu_hint_when_a_library_has_no_cpu_build():
     code, data = resolve("torch==2.4.0", "vllm", *H100_580)
     assert code == 1
     assert not any("--cpu" in c for c in data["conflicts"]), data["conflicts"]
+
+
+# --- the data against the wheels' own METADATA ----------------------------------------------
+
+WHEELS = Path(__file__).parent / "fixtures" / "wheels"  # METADATA headers of real PyPI wheels (read 2026-12-01)
+
+
+def _requires(path: Path) -> dict[str, str]:
+    from packaging.metadata import parse_email
+    from packaging.requirements import Requirement
+
+    raw, _ = parse_email(path.read_bytes())
+    out = {}
+    for text in raw.get("requires_dist", []):
+        req = Requirement(text)
+        if req.marker is None:  # extras' requirements are not installed by default
+            out[req.name] = str(req.specifier)
+    return out
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in WHEELS.glob("*.METADATA")))
+def test_library_pins_are_the_wheels_requires_dist(fixture, matrices):
+    from packaging.utils import parse_wheel_filename
+
+    from cudafit.frameworks import BY_FAMILY
+
+    name, version, _build, _tags = parse_wheel_filename(fixture.removesuffix(".METADATA"))
+    release = next(r for r in BY_FAMILY[name].releases(matrices) if r.version == version)
+    build = next(b for b in release.builds if "linux-x86_64" in b.platforms and not b.index_url and not b.route)
+    declared = _requires(WHEELS / fixture)
+    if name == "torchao":
+        # torchao's wheels declare no torch: its pin is the version gate of its __init__.py
+        assert "torch" not in declared and build.pins["torch"] == "==2.10.0"
+        assert build.evidence["pins"].source == ("wheel-torchao",)
+        return
+    assert build.pins == {dist: declared[dist] for dist in build.pins}
+    assert {d for d in declared if d in ("torch", "torchvision", "torchaudio")} <= set(build.pins)
