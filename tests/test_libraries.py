@@ -355,3 +355,56 @@ def test_library_pins_are_the_wheels_requires_dist(fixture, matrices):
         return
     assert build.pins == {dist: declared[dist] for dist in build.pins}
     assert {d for d in declared if d in ("torch", "torchvision", "torchaudio")} <= set(build.pins)
+
+
+# --- found by a second newcomer's test --------------------------------------------------------
+
+
+def test_every_library_line_pins_the_torch_it_is_built_against():
+    result = CliRunner().invoke(main, ["resolve", "torch", "vllm", "xformers", *H100_580, "--format", "pip"])
+    lines = result.stdout.splitlines()
+    torch = next(w for w in lines[0].split() if w.startswith("torch=="))
+    for line in lines[1:]:
+        assert torch in line.split(), line
+
+
+def test_flash_attn_source_build_on_aarch64_says_there_are_no_wheels_there_and_takes_the_highest_cuda():
+    code, data = resolve("flash-attn", "--os", "linux", "--arch", "aarch64", "--python", "3.12", "--driver", "580.65.06", "--gpu", "NVIDIA GH200 480GB")
+    assert code == 0 and chosen(data)["torch"].endswith("+cu132")
+    assert any("no prebuilt wheels for linux-aarch64" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_check_names_the_torch_a_library_requires_before_a_cuda_major(tmp_path):
+    result = _check(tmp_path, "torch==2.11.0\nxformers==0.0.34\n")
+    assert result.exit_code == 1 and "needs torch==2.10.0" in result.output
+
+
+def test_doctor_reads_damaged_records_as_unknown_not_as_another_build(fake_env):
+    fake_env.torch("2.11.0", "13.0")
+    fake_env.file("torch/version.py", "")  # emptied
+    _xformers(fake_env, "0.0.35", "2.10.0+cu128", 1208, "torch>=2.10")
+    data = _doctor(fake_env, *H100_DOCTOR)
+    assert data["environment"]["frameworks"][0]["kind"] == "unknown"
+    assert not [f for f in data["findings"] if f["code"] in ("DR010", "DR033")], data["findings"]
+    assert any("names no __version__" in f["message"] for f in data["findings"] if f["code"] == "DR090")
+
+
+@pytest.mark.parametrize("record", ["[]", '"text"', "", '{"version": null}', '{"version": {"cuda": "abc", "torch": 5}}', '{"version": {"cuda": 99999999999, "torch": "x"}}'])
+def test_doctor_says_when_xformers_build_record_is_not_one(fake_env, record):
+    fake_env.torch("2.10.0+cu128", "12.8")
+    _xformers(fake_env, "0.0.34", "2.10.0+cu128", 1208, "torch==2.10.0")
+    (fake_env.site / "xformers" / "cpp_lib.json").write_text(record)
+    data = _doctor(fake_env, *H100_DOCTOR)
+    assert any("cpp_lib.json" in f["message"] for f in data["findings"] if f["code"] == "DR090"), data["findings"]
+    assert data["environment"]["libraries"][0]["built_for"] is None
+
+
+def test_doctor_fix_keeps_the_installed_torch_and_changes_the_library(fake_env):
+    fake_env.torch("2.11.0", "13.0")
+    fake_env.dist("torchao", "0.16.0")  # its gate pairs it with torch 2.10.0
+    data = _doctor(fake_env, *H100_DOCTOR)
+    found = next(f for f in data["findings"] if f["code"] == "DR033")
+    assert "may fail to import or run" in found["message"]  # no compiled code here: no kernels to speak of
+    assert not any("torch==2.10" in c for c in found["commands"]), found["commands"]
+    # torchao 0.18 goes with torch >= 2.11 (its gate); it installs with --no-deps, so torch stays
+    assert any("--no-deps torchao==0.18.0" in c for c in found["commands"]), found["commands"]

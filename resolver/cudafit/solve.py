@@ -121,6 +121,10 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     # A library built against another chosen build uses that build's CUDA runtime: one major
     # always, whatever --mixed-cuda allows between frameworks.
     bound = _built_against(a, b) or _built_against(b, a)
+    # The version a library requires first: no other build of it changes that.
+    found_requires = _requires_clash(a, b)
+    if found_requires is not None:
+        return found_requires
     for x, y in ((a, b), (b, a)):
         if x.needs_required_cuda and x.cuda and not y.cuda and _built_against(x, y):
             return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=_built_against(x, y))
@@ -129,9 +133,6 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:
         # A cuDNN build for 9.x runs on 9.y (y >= x) but never across majors, and one process loads one.
         return Clash("cudnn-major", a.label, b.label, a.cudnn, b.cudnn)
-    found_requires = _requires_clash(a, b)
-    if found_requires is not None:
-        return found_requires
     if a.cuda and b.cuda and a.cuda.split(".")[0] == b.cuda.split(".")[0] and a.loads_cudnn and b.loads_cudnn:
         # One process loads one cuDNN: with a build's cuDNN unknown, and no shared pin to settle
         # it, nothing says the two agree on its major.
@@ -413,7 +414,13 @@ def _telling(a: Candidate, others, policy: Policy) -> Optional[Clash]:
     """The clash that explains a build's refusal, against the best builds of the other family
     first: a CUDA major says least when another build of that family shares a's major, so the
     first clash of another kind wins over it."""
-    found = [c for c in (conflict(a, b, policy) for b in others) if c is not None]
+
+    def major(c: Candidate) -> str:
+        return c.cuda.split(".")[0] if c.cuda else ""
+
+    # the builds of a's CUDA major first: theirs is the clash that keeps a out for another reason
+    ordered = sorted(others, key=lambda b: major(b) != major(a))
+    found = [c for c in (conflict(a, b, policy) for b in ordered) if c is not None]
     return next((c for c in found if c.kind != "cuda-major"), found[0] if found else None)
 
 

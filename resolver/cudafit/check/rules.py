@@ -515,7 +515,12 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
             if target is None:
                 if any(r.constraint == "joint" for r in res.rejections):
                     code = "CF013" if _only_unknowns(res) else "CF005"
-                    fix = "" if code == "CF013" else "pin builds whose CUDA libraries can meet (one CUDA major, one cuDNN major, compatible nvidia-* pins)"
+                    fix = (
+                        ""
+                        if code == "CF013"
+                        else "pin builds whose CUDA libraries can meet (one CUDA major, one cuDNN major, compatible nvidia-* pins, "
+                        "the torch each library requires)"
+                    )
                     verb = "cannot be shown to share" if code == "CF013" else "cannot share"
                     out.append(finding(code, anchor, f"these pins {verb} one environment{where}: {cause.replace(' that runs here', '')}", fix))
             else:

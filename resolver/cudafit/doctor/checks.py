@@ -355,7 +355,12 @@ def built_against(ctx: Context) -> list[Finding]:
             out.append(
                 finding(
                     "DR033",
-                    f"{lib.label} {'; '.join(problems)}: its compiled kernels will not load (or will crash).",
+                    f"{lib.label} {'; '.join(problems)}: "
+                    + (
+                        "its compiled kernels will not load (or will crash)."
+                        if lib.kind == "cuda"
+                        else "it is made for another torch and may fail to import or run."
+                    ),
                     "Remove the library (pip keeps an installed version, whatever its build) and install it with torch as one set:",
                     (f"{ctx.repair.python} -m pip uninstall -y {lib.dist}", *ctx.repair.commands()),
                     severity="warning" if lib.family == "torchao" else "error",  # torchao falls back to its Python code
@@ -371,7 +376,7 @@ def _library_problems(ctx: Context, lib: InstalledBuild, torch: Optional[Install
         return ["is installed without torch"]
     problems = []
     torch_major = cuda_major(ctx, torch)
-    if lib.kind == "cuda" and torch.kind != "cuda":
+    if lib.kind == "cuda" and torch.kind in ("cpu", "rocm"):
         problems.append(f"links the CUDA {lib.cuda} runtime, which only a CUDA build of torch brings, but {torch.label} is a {torch.kind.upper()} build")
     elif lib.kind == "cuda" and lib.cuda and torch_major and lib.cuda.split(".")[0] != torch_major:
         problems.append(f"links CUDA {lib.cuda.split('.')[0]}, but {torch.label} brings CUDA {torch_major}")

@@ -187,6 +187,10 @@ def _torch(sites: list[Path], dists: dict[str, Distribution], problems: list[str
     if facts is None:
         return InstalledBuild("torch", "torch", dists["torch"].version, "unknown", read_from=str(version_py))
     version, cuda, hip = facts["__version__"], facts["cuda"], facts["hip"]
+    if not isinstance(version, str):
+        # A generated version file always names its version: this one is damaged or empty.
+        problems.append(f"{version_py} names no __version__: a damaged install; which build it is was not read; reinstall torch")
+        return InstalledBuild("torch", "torch", dists["torch"].version, "unknown", read_from=str(version_py))
     kind = "cuda" if isinstance(cuda, str) else "rocm" if isinstance(hip, str) else "cpu"
     lib_dir = version_py.parent / "lib"
     libraries = tuple(p for p in (lib_dir / "libtorch_cuda.so",) if p.is_file())
@@ -292,27 +296,41 @@ def _library(name: str, sites: list[Path], dist: Distribution, problems: list[st
     """Which build of a library is installed, from its own files: xformers' build record
     (cpp_lib.json: the torch and the CUDA it was compiled against), else the CUDA major its
     compiled code links; a library without compiled code is a pure-Python build."""
-    import json
-
     found = [lib for site in sites for pattern in LIBRARIES[name] for lib in sorted(site.glob(pattern))]
     cuda = _cuda_major_of(found, problems) if found else None
     built_for = ""
     read_from = str(found[0]) if found else str(dist.path)
     record = _package_file(sites, "xformers/cpp_lib.json") if name == "xformers" else None
     if record is not None:
-        try:
-            version = json.loads(record.read_text(errors="replace")).get("version", {})
-        except (ValueError, AttributeError):
-            problems.append(f"{record} does not parse as JSON; which build of xformers this is was not read")
-            version = {}
-        code = version.get("cuda") if isinstance(version, dict) else None
-        if isinstance(code, int) and code > 0:
-            cuda = f"{code // 100}.{code % 100}"  # 1208 is CUDA 12.8
-        torch = version.get("torch") if isinstance(version, dict) else None
-        built_for = torch if isinstance(torch, str) else ""
-        read_from = str(record)
+        recorded = _build_record(record, problems)
+        if recorded is not None:
+            cuda = recorded[0] or cuda
+            built_for = recorded[1]
+            read_from = str(record)
     kind = "cuda" if cuda else "python" if not found else "unknown"
     return InstalledBuild(name, name, dist.version, kind, cuda=cuda, read_from=read_from, built_for=built_for)
+
+
+def _build_record(path: Path, problems: list[str]) -> Optional[tuple[Optional[str], str]]:
+    """(CUDA, torch) from xformers' cpp_lib.json, e.g. {"version": {"cuda": 1208, "torch":
+    "2.10.0+cu128"}}; None, with the problem said, when it is not in that form."""
+    import json
+
+    try:
+        doc = json.loads(path.read_text(errors="replace"))
+    except ValueError:
+        problems.append(f"{path} does not parse as JSON; which build of xformers this is was not read")
+        return None
+    version = doc.get("version") if isinstance(doc, dict) else None
+    code = version.get("cuda") if isinstance(version, dict) else None
+    torch = version.get("torch") if isinstance(version, dict) else None
+    # 1208 is CUDA 12.8; a CPU or ROCm build records null
+    if not isinstance(version, dict) or not (code is None or (isinstance(code, int) and 900 <= code < 10000)) or not isinstance(torch, str):
+        problems.append(
+            f'{path} is not xformers\' build record (version.cuda like 1208, version.torch like "2.10.0+cu128"); which build of xformers this is was not read'
+        )
+        return None
+    return (f"{code // 100}.{code % 100}" if code else None), torch
 
 
 def marker_environment(python: Optional[str]) -> dict[str, str]:

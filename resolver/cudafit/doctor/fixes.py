@@ -45,8 +45,12 @@ class Repair:
 
             families = frozenset(b.family for b in (*self.env.builds, *self.env.libraries))
             self._solved = (None, frozenset())
-            # Keep every version; then let go of one family at a time; then of all.
-            attempts = [families] + [families - {f} for f in sorted(families)] + [frozenset()]
+            # Keep every version; then let go of one family at a time, a library built against
+            # torch before the framework it is built against (a new library for the installed
+            # torch, not an older torch); then of all.
+            libraries = {b.family for b in self.env.libraries}
+            order = sorted(families, key=lambda f: (f not in libraries, f))
+            attempts = [families] + [families - {f} for f in order] + [frozenset()]
             for keep in dict.fromkeys(attempts):
                 try:
                     res = resolve(self._specs(keep), self.machine, self.matrices, Policy())

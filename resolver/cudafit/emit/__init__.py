@@ -90,13 +90,15 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
     shared = sorted(resolution.shared_pins.items())
     resolving = [i for i, ((_url, mode), _pins) in enumerate(groups) if mode != "no-deps"]
     last = resolving[-1] if resolving else len(groups) - 1
+    # A library's line also pins the builds it is made against (torch), whichever line it is on.
+    built_against = {p.name: set(c.requires) for c in resolution.candidates for p in c.packages}
     out = []
     for i, ((url, mode), pins) in enumerate(groups):
         links = next((p.find_links for p in pins if p.find_links), None)
         reqs = tuple(p.requirement for p in pins)
-        if i == last:
-            named = {p.name for p in pins}
-            reqs += tuple(f"{dist}{spec}" for dist, spec in shared if dist not in named)
+        named = {p.name for p in pins}
+        wanted = set().union(*(built_against.get(p.name, set()) for p in pins)) if mode != "no-deps" else set()
+        reqs += tuple(f"{dist}{spec}" for dist, spec in shared if dist not in named and (i == last or dist in wanted))
         out.append(InstallGroup(url, links, reqs, MODE_OPTIONS[mode]))
     return out
 

@@ -36,7 +36,7 @@ def candidates(
     specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
 ) -> tuple[list[Candidate], list[Rejection]]:
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    newest = _newest_prebuilt_torch(releases(matrices))
+    newest = _newest_prebuilt_torch(releases(matrices), machine.platform)
 
     def judge(release: LibraryRelease, build: Build) -> library.Verdict:
         def reject(constraint: str, reason: str) -> Rejection:
@@ -52,11 +52,14 @@ def candidates(
         tier, why, warnings = verdict
         if build.route == "source":
             major = build.tag[2:]
+            prebuilt = (
+                f"no prebuilt wheel for this torch; the newest torch with one for {machine.platform} is {newest}"
+                if newest
+                else f"flash-attn has no prebuilt wheels for {machine.platform}"
+            )
             warnings += (
-                f"flash-attn {release.version} compiles from source here (no prebuilt wheel for this torch"
-                + (f"; the newest torch with one is {newest}: name flash-attn first to prefer it" if newest else "")
-                + f"): it needs a CUDA {major} nvcc ({build.cuda} or newer for every GPU architecture) on PATH, ninja, "
-                + "and about an hour; set MAX_JOBS if memory is short",
+                f"flash-attn {release.version} compiles from source here ({prebuilt}): it needs a CUDA {major} nvcc "
+                f"({build.cuda} or newer for every GPU architecture) on PATH, ninja, and about an hour; set MAX_JOBS if memory is short",
             )
             return SOURCE_TIER, (f"built from its sdist; {why[0]}",), warnings
         return tier, (f"prebuilt release asset {build.asset}; {why[0]}",), warnings
@@ -68,8 +71,8 @@ def candidates(
         return None, "no-build-isolation"
 
     def prefer(build: Build) -> tuple:
-        # Among one release's wheels, the one for the newest torch.
-        return tuple(-x for x in _py(_torch_minor(build)))
+        # Among one release's builds, the one for the newest torch, then the highest CUDA.
+        return (*(-x for x in _py(_torch_minor(build))), -int(build.tag[2:]))
 
     return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, route, prefer)
 
@@ -84,6 +87,6 @@ def _torch_minor(build: Build) -> str:
     return spec.removeprefix("==").removesuffix(".*") if build.route == "asset" else "0"
 
 
-def _newest_prebuilt_torch(all_releases: tuple[LibraryRelease, ...]) -> str:
-    minors = [_torch_minor(b) for r in all_releases for b in r.builds if b.route == "asset"]
+def _newest_prebuilt_torch(all_releases: tuple[LibraryRelease, ...], platform: str | None) -> str:
+    minors = [_torch_minor(b) for r in all_releases for b in r.builds if b.route == "asset" and platform in b.platforms]
     return max(minors, key=_py, default="")

@@ -71,8 +71,10 @@ def judge_cuda(
     tier = 2 if verdict.needs_jit else 0
     reason = verdict.reason
     if kernels_optional:
-        warnings = [w for w in warnings if "architecture" not in w]
+        warnings = []  # the arch check below words it for optional kernels
         arch, _jit = rules.check_arch(matrices, machine, cuda, build.sass, build.ptx)
+        if arch.ok and arch.warning and build.sass is None:
+            warnings.append("which GPU architectures its compiled kernels cover is unknown; where they miss this GPU, only its Python and Triton code runs")
         if not arch.ok:
             tier = 1
             warnings.append(f"{family} {release.version} has no compiled kernels for this GPU ({arch.reason}); only its Python and Triton code runs here")
