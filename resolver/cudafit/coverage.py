@@ -7,6 +7,7 @@ from collections import Counter
 from typing import NamedTuple, Optional
 
 from cudafit.frameworks import PROVIDERS
+from cudafit.frameworks.library import build_label
 from cudafit.records import Build, Matrices
 
 FACTS = ("exists", "cuda", "cudnn", "sass", "ptx", "pins")
@@ -46,7 +47,8 @@ def _rows(framework: str, release: str, build: Build) -> list[CoverageRow]:
         facts = {fact: NOT_APPLICABLE for fact in FACTS}
         facts["exists"] = build.grade("exists")
     sources = {fact: ev.source for fact, ev in build.evidence.items() if fact in FACTS}
-    return [CoverageRow(framework, release, build.tag, platform, facts, sources) for platform in sorted(build.platforms)]
+    label = build_label(build)  # tells a library's release assets and source builds apart
+    return [CoverageRow(framework, release, label, platform, facts, sources) for platform in sorted(build.platforms)]
 
 
 def summary(rows: list[CoverageRow]) -> dict[str, dict[str, int]]:
