@@ -408,3 +408,22 @@ def test_doctor_fix_keeps_the_installed_torch_and_changes_the_library(fake_env):
     assert not any("torch==2.10" in c for c in found["commands"]), found["commands"]
     # torchao 0.18 goes with torch >= 2.11 (its gate); it installs with --no-deps, so torch stays
     assert any("--no-deps torchao==0.18.0" in c for c in found["commands"]), found["commands"]
+
+
+# --- bitsandbytes -----------------------------------------------------------------------------
+
+
+def test_bitsandbytes_goes_with_torchs_cuda_major_and_with_a_cpu_torch():
+    code, data = resolve("torch", "bitsandbytes", *H100_580)
+    assert code == 0 and chosen(data)["bitsandbytes"] == "bitsandbytes==0.50.2"
+    assert data["commands"]["pip"].endswith(f"pip install bitsandbytes==0.50.2 {chosen(data)['torch']}")
+    code, data = resolve("torch", "bitsandbytes", *LINUX, "--driver", "none")
+    assert code == 0 and chosen(data)["torch"].endswith("+cpu") and chosen(data)["bitsandbytes"] == "bitsandbytes==0.50.2"
+
+
+def test_bitsandbytes_refuses_a_torch_older_than_its_requirement():
+    # 0.50.x carries CUDA 11, 12 and 13 libraries, so torch 2.3.1's cu121 fits by CUDA, but its
+    # Requires-Dist asks torch >= 2.4
+    code, data = resolve("torch==2.3.1", "bitsandbytes", *RTX4090_550)
+    assert code == 1
+    assert any("bitsandbytes 0.50.2+cu12 needs torch<3,>=2.4" in c for c in data["conflicts"]), data["conflicts"]

@@ -48,7 +48,7 @@ def data_check(folder: Optional[Path]):
     "--framework",
     "frameworks",
     multiple=True,
-    type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu", "xformers", "flash-attn", "vllm", "torchao"]),
+    type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu", "xformers", "flash-attn", "vllm", "torchao", "bitsandbytes"]),
     help="Only this framework (repeatable).",
 )
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")

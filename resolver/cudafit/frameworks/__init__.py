@@ -23,10 +23,20 @@ from typing import Any
 
 from packaging.version import Version
 
-from cudafit.frameworks import flash_attn, jax, onnxruntime, pytorch, tensorflow, torchao, vllm, xformers
+from cudafit.frameworks import bitsandbytes, flash_attn, jax, onnxruntime, pytorch, tensorflow, torchao, vllm, xformers
 from cudafit.records import Matrices
 
-PROVIDERS: tuple[ModuleType, ...] = (pytorch, tensorflow, jax, onnxruntime, xformers, flash_attn, vllm, torchao)  # the order of `--why` and of the docs
+PROVIDERS: tuple[ModuleType, ...] = (
+    pytorch,
+    tensorflow,
+    jax,
+    onnxruntime,
+    xformers,
+    flash_attn,
+    vllm,
+    torchao,
+    bitsandbytes,
+)  # the order of `--why` and of the docs
 BY_MEMBER: dict[str, ModuleType] = {member: module for module in PROVIDERS for member in module.MEMBERS}
 BY_FAMILY: dict[str, ModuleType] = {module.FAMILY: module for module in PROVIDERS}
 KNOWN = ", ".join(BY_MEMBER)

@@ -1,0 +1,45 @@
+"""bitsandbytes: the releases whose wheel carries a library for torch's CUDA here, best first.
+
+One bitsandbytes wheel per platform ships a native library per CUDA version and, from 0.50,
+loads the one of torch's CUDA version or the nearest of the same major: so it goes with any CUDA
+torch of a major it carries (`tag` cu12, cu13; the solver holds torch to that major), and with a
+CPU torch through its CPU library. Its wheels require a torch range (`pins`)."""
+
+from __future__ import annotations
+
+from packaging.specifiers import SpecifierSet
+
+import cudafit.frameworks.library as library
+from cudafit import rules
+from cudafit.frameworks.base import extras_always_fit, implied_none, no_extras, pairs_itself, releases_of
+from cudafit.frameworks.bitsandbytes_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
+from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
+
+FAMILY = "bitsandbytes"
+MEMBERS = ("bitsandbytes",)
+REQUIRES = ("torch",)
+
+known_extras = no_extras
+releases = releases_of(FAMILY)
+implied = implied_none
+check_extras = extras_always_fit
+pairs = pairs_itself
+
+
+def candidates(
+    specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str] = frozenset()
+) -> tuple[list[Candidate], list[Rejection]]:
+    driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    gpu = not library.no_gpu(machine, policy)
+
+    def judge(release: LibraryRelease, build: Build) -> library.Verdict:
+        if build.kind == "cpu":
+            # beside a CPU torch (also on a GPU machine, where a CUDA torch is preferred)
+            return (1 if gpu else 0), (f"its CPU library; {library.evidence_text(build)}",), ()
+        if not gpu:
+            return Rejection(FAMILY, release.version, build.tag, "accelerator", "its CUDA libraries need an NVIDIA GPU; the CPU library serves here")
+        return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
+
+    found, rejected = library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))
+    # A CPU library goes with a CPU torch only: beside a CUDA torch the wheel loads a CUDA one.
+    return [c._replace(needs_required_cuda=c.kind == "cuda") for c in found], rejected

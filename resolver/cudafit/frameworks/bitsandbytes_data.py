@@ -1,0 +1,25 @@
+"""Reading matrices/bitsandbytes/bitsandbytes-X.Y.toml: bitsandbytes releases and the CUDA majors
+(and CPU library) each platform's wheel carries, each fact graded (matrices/README.md). One wheel
+ships a library per CUDA version; a build here is one CUDA major of it, `cuda` its oldest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudafit.fields import Entry
+from cudafit.frameworks.build_data import read_library
+from cudafit.records import Build, LibraryRelease
+
+DATA_PREFIX = "bitsandbytes/bitsandbytes-"
+
+
+def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[LibraryRelease]:
+    return read_library(file, doc, toolkits, dates, DATA_PREFIX, fields=frozenset(("pins",)), more=_build)
+
+
+def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
+    if build.kind not in ("cuda", "cpu") or (build.kind == "cuda" and len(build.tag) != 4):
+        raise e.fail("tag", "a bitsandbytes build is a CUDA major its wheel carries (cu12) or its CPU library (cpu)")
+    if not build.pins or "torch" not in build.pins:
+        raise e.fail("pins", 'name the torch it requires (torch = ">=2.4,<3")')
+    return {}
