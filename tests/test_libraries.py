@@ -427,3 +427,30 @@ def test_bitsandbytes_refuses_a_torch_older_than_its_requirement():
     code, data = resolve("torch==2.3.1", "bitsandbytes", *RTX4090_550)
     assert code == 1
     assert any("bitsandbytes 0.50.2+cu12 needs torch<3,>=2.4" in c for c in data["conflicts"]), data["conflicts"]
+
+
+# --- install ----------------------------------------------------------------------------------
+
+
+def test_install_refuses_a_source_build_without_a_toolkit_of_torchs_major_before_running_anything(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from cudafit import install
+    from cudafit.doctor.toolkits import ToolkitInstall
+
+    calls = []
+    monkeypatch.setattr(install.subprocess, "call", lambda argv: calls.append(argv) or 0)
+    cuda12 = [ToolkitInstall("12.4.131", tmp_path / "cuda-12.4", ("PATH",), True)]
+    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda12)
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    result = CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *H100_DOCTOR])
+    assert result.exit_code == 1, result.output
+    assert "needs a CUDA 13 nvcc" in result.stderr and "CUDA 12.4.131" in result.stderr and "env-script --toolkit 13" in result.stderr
+    assert calls == []  # nothing ran
+    # with a CUDA 13 toolkit where the build looks, the install runs
+    cuda13 = [ToolkitInstall("13.0.88", tmp_path / "cuda-13.0", ("PATH",), True)]
+    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda13)
+    CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *H100_DOCTOR])
+    assert any("--no-build-isolation" in argv for argv in calls), calls

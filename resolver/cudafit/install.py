@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, Mapping, NamedTuple, Optional
 
 from cudafit import detect
 from cudafit.emit import cuda_from_conda, install_groups
@@ -103,6 +103,30 @@ def plan(
             argv += ["--find-links", group.find_links]
         out.append(argv + list(group.requirements))
     return out
+
+
+def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Optional[list] = None) -> Optional[str]:
+    """Why a library that compiles against torch here (flash-attn from its sdist) cannot build with
+    the toolkit torch's extension builder would use, or None: better said before the install than
+    after an hour of compiling."""
+    from cudafit.doctor.toolkits import extension_toolkit, find_toolkits
+
+    needs = [c for c in res.candidates if c.cuda and any(p.mode == "no-build-isolation" for p in c.packages)]
+    if not needs:
+        return None
+    found = find_toolkits(environ) if toolkits is None else toolkits
+    used = extension_toolkit(environ, found)
+    for c in needs:
+        major = c.cuda.split(".")[0] if c.cuda else ""
+        have = used.version if used is not None else None
+        if have is None or have.split(".")[0] != major:
+            where = f"CUDA {have} at {used.root}" if used is not None and have else "no CUDA toolkit"
+            return (
+                f"{c.packages[0].name} {c.version} compiles against torch here and needs a CUDA {major} nvcc ({c.cuda} or newer); "
+                f"the build would use {where}: select one with `cudafit env-script --toolkit {major} -o env.sh && . ./env.sh` "
+                "(`cudafit toolkits` lists them) and run again"
+            )
+    return None
 
 
 def run(commands: list[list[str]], echo: Callable[[str], None]) -> int:

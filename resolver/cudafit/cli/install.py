@@ -63,6 +63,12 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
         for argv in commands:
             click.echo(shlex.join(argv))
         return 0
+    import os
+
+    problem = installer.compiler_problem(res, os.environ)
+    if problem:
+        click.echo(f"cudafit: {problem}", err=True)
+        return 1
     code = installer.run(commands, lambda line: click.echo(line, err=True))
     if code:
         return code
