@@ -454,3 +454,42 @@ def test_install_refuses_a_source_build_without_a_toolkit_of_torchs_major_before
     monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda13)
     CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *H100_DOCTOR])
     assert any("--no-build-isolation" in argv for argv in calls), calls
+
+
+# --- found by a third newcomer's test ---------------------------------------------------------
+
+
+def test_a_library_named_first_takes_its_highest_cuda():
+    code, data = resolve("bitsandbytes", *RTX4090_550)
+    assert code == 0 and chosen(data)["torch"].startswith("torch==2.14.1+cu12"), chosen(data)
+    code, data = resolve("bitsandbytes", "vllm", *H100_580)
+    assert code == 0 and chosen(data)["vllm"] == "vllm==0.33.0"
+
+
+def test_check_flags_a_library_no_named_index_serves_and_a_github_only_build(tmp_path):
+    result = _check(tmp_path, "--index-url https://download.pytorch.org/whl/cu129\ntorch==2.13.0+cu129\nvllm==0.31.0\n")
+    assert result.exit_code == 1 and "CF002" in result.output and "vllm 0.31.0 has no build on the index" in result.output
+    # `vllm==0.31.0` from PyPI is its CUDA 13 wheel: the CUDA 12.9 one is a GitHub asset, reached by URL only
+    result = _check(tmp_path, "vllm==0.31.0\n", "--os", "linux", "--driver", "550.54.15", "--gpu", "Tesla T4")
+    assert result.exit_code == 1 and "CF010" in result.output and "< 580" in result.output
+
+
+def test_vllm_says_when_its_torchaudio_pin_comes_from_pypi_built_for_another_cuda():
+    code, data = resolve("vllm", *RTX4090_550)
+    assert any("pins torchaudio==2.11.0, which pip takes from PyPI, built there for CUDA 13" in w for w in data["warnings"]), data["warnings"]
+
+
+def test_install_advice_when_no_toolkit_of_the_major_is_installed_and_dry_run_says_it(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from cudafit.doctor.toolkits import ToolkitInstall
+
+    cuda13 = [ToolkitInstall("13.0.88", tmp_path / "cuda-13.0", ("PATH",), True)]
+    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda13)
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    machine = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA H100 80GB HBM3"]
+    result = CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *machine, "--dry-run"])
+    assert result.exit_code == 0 and "the install would stop here" in result.stderr
+    assert "no CUDA 12 toolkit is installed here" in result.stderr

@@ -121,11 +121,15 @@ def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Opti
         have = used.version if used is not None else None
         if have is None or have.split(".")[0] != major:
             where = f"CUDA {have} at {used.root}" if used is not None and have else "no CUDA toolkit"
-            return (
-                f"{c.packages[0].name} {c.version} compiles against torch here and needs a CUDA {major} nvcc ({c.cuda} or newer); "
-                f"the build would use {where}: select one with `cudafit env-script --toolkit {major} -o env.sh && . ./env.sh` "
-                "(`cudafit toolkits` lists them) and run again"
+            installed = [t for t in found if t.version and t.version.split(".")[0] == major]
+            how = (
+                f"select it with `cudafit env-script --toolkit {major} -o env.sh && . ./env.sh` and run again"
+                if installed
+                else f"no CUDA {major} toolkit is installed here (`cudafit toolkits`): install one ({c.cuda} or newer), then select it with "
+                f"`cudafit env-script --toolkit {major} -o env.sh && . ./env.sh`"
             )
+            what = f"{c.packages[0].name} {c.version} compiles against torch here and needs a CUDA {major} nvcc ({c.cuda} or newer)"
+            return f"{what}; the build would use {where}: {how}"
     return None
 
 

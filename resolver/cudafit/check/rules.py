@@ -470,7 +470,15 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
             continue
         families = _families(members)
         specs = [_spec(doc, p) for p in members]
-        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members), only=_reachable_library_builds(doc, members, matrices))
+        reachable = _reachable_library_builds(doc, members, matrices)
+        for pin in [p for p in members if _is_library(p) and not any(key[:2] == (_family(p), pin_version(p)) for key in reachable)]:
+            if pin.version is None:
+                continue
+            where = ", ".join(sorted({u for u in _serving(doc, pin)})) or "PyPI"
+            said = f"{pin.name} {pin.version} has no build on the index this file names ({where}): pip will not find it there"
+            out.append(finding("CF002", pin.span, said, f"install {pin.name} from where it is published, in its own command (`cudafit resolve` gives them)"))
+            members = [p for p in members if p is not pin]
+        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members), only=reachable)
         where = " (" + group + ")" if group else ""
         try:
             anywhere = resolve(specs, _ANY, matrices, policy)
@@ -535,21 +543,40 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
     return out
 
 
+def _is_library(pin: Pin) -> bool:
+    from cudafit.frameworks import BY_MEMBER
+
+    return bool(getattr(BY_MEMBER[pin.name], "REQUIRES", ()))
+
+
+def pin_version(pin: Pin) -> str:
+    return pin.version or ""
+
+
 def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matrices) -> frozenset[tuple[str, str, str]]:
     """The builds of the libraries in the set (xformers, vllm, ...) that pip can reach from this
-    file: PyPI's, and those of a PyTorch index the file names. A cu130 build on the PyTorch index
-    does not help a file that installs from PyPI."""
+    file: PyPI's wheels and sdist builds where the file reaches PyPI, those of a PyTorch index it
+    names, and release assets only through an sdist that fetches them (flash-attn's): vllm's
+    GitHub wheels are reached by URL, never by `vllm==X`."""
     from cudafit.frameworks import BY_FAMILY
     from cudafit.frameworks.library import build_label
 
     indexes = {url.rstrip("/") for p in members for url in _serving(doc, p)}
+    pypi = not any(_indexes_only(doc, p) for p in members) or any("pypi.org" in url for url in indexes)
     out = set()
     for family in {_family(p) for p in members}:
         if not getattr(BY_FAMILY[family], "REQUIRES", ()):
             continue
         for release in BY_FAMILY[family].releases(matrices):
+            from_sdist = any(b.route == "source" for b in release.builds)
             for build in release.builds:
-                if not build.index_url or build.index_url.rstrip("/") in indexes:
+                if build.index_url:
+                    reachable = build.index_url.rstrip("/") in indexes
+                elif build.route == "asset":
+                    reachable = pypi and from_sdist
+                else:
+                    reachable = pypi
+                if reachable:
                     out.add((family, str(release.version), build_label(build)))
     return frozenset(out)
 

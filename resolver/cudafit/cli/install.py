@@ -57,15 +57,17 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
     stale = staleness.note(matrices.data_date)
     if stale:
         click.echo(f"cudafit: note: {stale}", err=True)
-    if dry_run:
-        import shlex
-
-        for argv in commands:
-            click.echo(shlex.join(argv))
-        return 0
     import os
 
     problem = installer.compiler_problem(res, os.environ)
+    if dry_run:
+        import shlex
+
+        if problem:
+            click.echo(f"cudafit: warning: the install would stop here: {problem}", err=True)
+        for argv in commands:
+            click.echo(shlex.join(argv))
+        return 0
     if problem:
         click.echo(f"cudafit: {problem}", err=True)
         return 1

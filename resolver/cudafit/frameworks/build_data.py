@@ -152,7 +152,13 @@ def read_builds(
             if build.python is not None and not build.python <= release["python"]:
                 raise e.fail("python", f"names {', '.join(sorted(build.python - release['python']))}, not among the Pythons of release {version}")
             for other in out[version]:
-                same = one_per_platform or (other.tag, other.extras, other.route, other.asset) == (build.tag, build.extras, build.route, build.asset)
+                same = one_per_platform or (other.tag, other.extras, other.route, other.asset, other.index_url) == (
+                    build.tag,
+                    build.extras,
+                    build.route,
+                    build.asset,
+                    build.index_url,
+                )
                 if same and other.platforms & build.platforms:
                     raise e.fail("platforms", f"release {version} already has build {other.tag} on {', '.join(sorted(other.platforms & build.platforms))}")
             out[version].append(build)

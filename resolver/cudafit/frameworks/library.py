@@ -107,7 +107,7 @@ def candidates(
     *,
     kernels_optional: bool = False,
 ) -> tuple[list[Candidate], list[Rejection]]:
-    """Best first by (tier, newest release, `prefer` among one release's builds). With
+    """Best first by (tier, newest release, `prefer` among one release's builds, highest CUDA). With
     kernels_optional (torchao) the library also goes beside a CPU torch."""
 
     def ranked(release: LibraryRelease, build: Build) -> Any:
@@ -116,7 +116,11 @@ def candidates(
             return verdict
         tier, why, warnings = verdict
         url, mode = route(release, build)
-        return (tier, *prefer(build)), candidate(family, release, build, why, warnings, url=url, mode=mode, needs_torch_cuda=not kernels_optional)
+        # within a release, after the provider's own preference: the highest CUDA, as for torch
+        cuda = build.cuda.release if build.cuda else (int(build.tag[2:]),) if build.kind == "cuda" else ()
+        return (tier, *prefer(build), tuple(-x for x in cuda)), candidate(
+            family, release, build, why, warnings, url=url, mode=mode, needs_torch_cuda=not kernels_optional
+        )
 
     return rank_builds(family, releases, spec, machine, ranked)
 

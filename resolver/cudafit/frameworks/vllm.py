@@ -40,7 +40,11 @@ def candidates(
         if library.no_gpu(machine, policy):
             reason = "vllm's PyPI wheels are CUDA builds; without an NVIDIA GPU use its CPU build from source (see vllm's docs)"
             return Rejection(FAMILY, release.version, build.tag, "accelerator", reason, library.evidence_text(build))
-        return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
+        verdict = library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
+        if isinstance(verdict, Rejection):
+            return verdict
+        tier, why, warnings = verdict
+        return tier, why, warnings + _torchaudio_from_pypi(release, build, machine, matrices)
 
     def route(release: LibraryRelease, build: Build) -> tuple[Optional[str], str]:
         return (release.asset.format(build=build.asset), "") if build.route == "asset" else (None, "")
@@ -49,3 +53,20 @@ def candidates(
         return (build.route == "asset",)  # within a release, PyPI's wheel first
 
     return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, route, prefer)
+
+
+def _torchaudio_from_pypi(release: LibraryRelease, build: Build, machine: Machine, matrices: Matrices) -> tuple[str, ...]:
+    """vllm pins torchaudio, which nothing but pip installs: from PyPI, whose compiled torchaudio
+    wheels are built for the CUDA of PyPI's torch of that version. Said where that is not the
+    major this build runs on."""
+    spec = (build.pins or {}).get("torchaudio", "")
+    version = spec.removeprefix("==")
+    torch = next((r for r in matrices.torch if str(r.version) == version), None)
+    variant = torch.pypi_variant.get(machine.platform or "", "") if torch is not None else ""
+    if not variant.startswith("cu") or not build.cuda or variant[2:-1] == str(build.cuda.major):
+        return ()
+    return (
+        f"vllm {release.version} pins torchaudio{spec}, which pip takes from PyPI, built there for CUDA {variant[2:-1]} "
+        f"({variant}): its compiled parts may not load beside this CUDA {build.cuda.major} torch; "
+        f"install torchaudio{spec} from torch's index if you use it",
+    )
