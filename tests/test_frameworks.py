@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from cudafit import frameworks
-from cudafit.frameworks import BY_FAMILY, BY_MEMBER, PROVIDERS
+from cudafit.frameworks import BY_FAMILY, BY_MEMBER, REGISTRY, providers
+
+PROVIDERS = providers()
 
 SOLVER = Path(frameworks.__file__).parent.parent / "solve.py"
 REQUIRED = ("FAMILY", "MEMBERS", "DATA_PREFIX", "read_file", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
@@ -22,6 +24,9 @@ def test_every_provider_has_the_protocol(provider, matrices):
     assert list(provider.releases(matrices)) == sorted(provider.releases(matrices), key=lambda r: r.version, reverse=True)
     assert BY_FAMILY[provider.FAMILY] is provider
     assert all(BY_MEMBER[m] is provider for m in provider.MEMBERS)
+    # the registry, read without importing providers, says what the module says
+    assert (provider.FAMILY, provider.__name__.rsplit(".", 1)[1], provider.MEMBERS) in REGISTRY
+    assert provider.read_file.__code__.co_filename.endswith(f"{provider.__name__.rsplit('.', 1)[1]}_data.py")
 
 
 def test_the_solver_names_no_framework():

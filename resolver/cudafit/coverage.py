@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple, Optional
 
-from cudafit.frameworks import PROVIDERS
+from cudafit.frameworks import providers
 from cudafit.frameworks.library import build_label
 from cudafit.records import Build, Matrices
 
@@ -31,7 +31,7 @@ class CoverageRow(NamedTuple):
 
 def coverage_rows(matrices: Matrices, frameworks: Optional[tuple[str, ...]] = None, *, holes_only: bool = False) -> list[CoverageRow]:
     rows: list[CoverageRow] = []
-    for provider in PROVIDERS:
+    for provider in providers():
         if frameworks and provider.FAMILY not in frameworks:
             continue
         for release in provider.releases(matrices):

@@ -36,7 +36,7 @@ from cudafit.fields import (
     read_str_list,
     read_version,
 )
-from cudafit.frameworks import PROVIDERS
+from cudafit.frameworks import providers, reader_files
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
 
@@ -194,7 +194,7 @@ def _cache_key(root: Path, files: list[Path]) -> str:
 
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
-    readers = [Path(p.read_file.__code__.co_filename) for p in PROVIDERS]
+    readers = reader_files()
     shared = [here.with_name(n) for n in ("loader.py", "records.py", "gpus.py", "fields.py")] + [here.parent / "frameworks" / "build_data.py"]
     for path in [*files, *shared, *readers]:
         try:
@@ -263,13 +263,14 @@ def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[
     index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
     # Each framework reads its own files (its provider's DATA_PREFIX): a new framework is its
     # module and its folder, not a change here.
+    every = providers()
     frameworks = {
         p.FAMILY: _releases(
             docs, p.DATA_PREFIX, lambda rel, doc, p=p: _with_toolkit_wheels(rel, p.read_file(rel, doc, toolkits, dates), toolkit_wheels), problems
         )
-        for p in PROVIDERS
+        for p in every
     }
-    prefixes = tuple(p.DATA_PREFIX for p in PROVIDERS)
+    prefixes = tuple(p.DATA_PREFIX for p in every)
     unexpected = set(docs) - set(SHARED) - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")

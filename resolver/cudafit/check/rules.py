@@ -376,10 +376,10 @@ def _marker_allows(marker: str, machines: list[Machine]) -> bool:
 
 
 def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
-    from cudafit.frameworks import PROVIDERS
+    from cudafit.frameworks import providers
 
     # Each family's own package: its releases' platforms and Pythons are in the data.
-    families = {module.MEMBERS[0]: module for module in PROVIDERS}
+    families = {module.MEMBERS[0]: module for module in providers()}
     out = []
     for pin in doc.pins:
         if pin.name not in families or not pin.marker:

@@ -14,33 +14,70 @@ A provider module defines:
 - candidates(specs, machine, matrices, policy, extras) -> (runnable builds best first, rejections);
 - optionally REQUIRES: the families a library is built against (xformers: torch), solved with it.
 
-A new framework is a module here, its data folder, its tests and one line in PROVIDERS."""
+A new framework is a module here, its data folder, its tests and one line in REGISTRY."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from importlib import import_module
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from packaging.version import Version
 
-from cudafit.frameworks import bitsandbytes, flash_attn, jax, onnxruntime, pytorch, tensorflow, torchao, vllm, xformers
 from cudafit.records import Matrices
 
-PROVIDERS: tuple[ModuleType, ...] = (
-    pytorch,
-    tensorflow,
-    jax,
-    onnxruntime,
-    xformers,
-    flash_attn,
-    vllm,
-    torchao,
-    bitsandbytes,
-)  # the order of `--why` and of the docs
-BY_MEMBER: dict[str, ModuleType] = {member: module for module in PROVIDERS for member in module.MEMBERS}
-BY_FAMILY: dict[str, ModuleType] = {module.FAMILY: module for module in PROVIDERS}
+# (family, module, members), in the order of `--why` and of the docs. The registry is read without
+# importing a provider: a run imports only those of the frameworks it asks about (start-up);
+# tests/test_frameworks.py holds each line equal to its module's FAMILY and MEMBERS.
+REGISTRY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("torch", "pytorch", ("torch", "torchvision", "torchaudio")),
+    ("tensorflow", "tensorflow", ("tensorflow", "tensorflow-cpu")),
+    ("jax", "jax", ("jax", "jaxlib")),
+    ("onnxruntime-gpu", "onnxruntime", ("onnxruntime-gpu",)),
+    ("xformers", "xformers", ("xformers",)),
+    ("flash-attn", "flash_attn", ("flash-attn",)),
+    ("vllm", "vllm", ("vllm",)),
+    ("torchao", "torchao", ("torchao",)),
+    ("bitsandbytes", "bitsandbytes", ("bitsandbytes",)),
+)
+
+
+class _Providers(Mapping[str, ModuleType]):
+    """name -> provider module, imported on first use."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = modules
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return import_module(f"{__name__}.{self._modules[name]}")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
+BY_FAMILY = _Providers({family: module for family, module, _members in REGISTRY})
+BY_MEMBER = _Providers({member: module for _family, module, members in REGISTRY for member in members})
 KNOWN = ", ".join(BY_MEMBER)
 DEFAULT_SPEC = "torch"  # what `resolve` asks for without a spec (the CLI contract)
+
+
+def providers() -> tuple[ModuleType, ...]:
+    """Every provider, imported (reading the data files, coverage)."""
+    return tuple(BY_FAMILY[family] for family, _module, _members in REGISTRY)
+
+
+def reader_files() -> list[Path]:
+    """The modules that read each provider's data files (the data cache depends on them)."""
+    here = Path(__file__).parent
+    return [here / f"{module}_data.py" for _family, module, _members in REGISTRY]
 
 
 def release_of(family: str, version: Version, matrices: Matrices) -> Any:
