@@ -37,6 +37,12 @@ def releases_of(family: str) -> Callable[[Any], tuple]:
     return releases
 
 
+def single_member_protocol(family: str) -> tuple[Callable[..., Any], ...]:
+    """known_extras, releases, implied, check_extras, pairs of a family of one distribution with
+    no extras of its own (ONNX Runtime's siblings: the libraries built against torch)."""
+    return no_extras, releases_of(family), implied_none, extras_always_fit, pairs_itself
+
+
 def implied_none(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
     return member_specs
 

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 
 import cudafit.frameworks.library as library
 from cudafit import rules
-from cudafit.frameworks.base import extras_always_fit, implied_none, no_extras, pairs_itself, releases_of
+from cudafit.frameworks.base import single_member_protocol
 from cudafit.frameworks.vllm_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
 
@@ -24,11 +24,7 @@ REQUIRES = ("torch",)
 BRINGS = ("torchvision",)  # pinned exactly too, and served by torch's index beside torch's build
 
 
-known_extras = no_extras
-releases = releases_of(FAMILY)
-implied = implied_none
-check_extras = extras_always_fit
-pairs = pairs_itself
+known_extras, releases, implied, check_extras, pairs = single_member_protocol(FAMILY)
 
 
 def candidates(
