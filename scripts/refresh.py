@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Maintainer tool: what upstream released that matrices/ lacks, with draft entries to fill.
 
-For torch, torchvision, torchaudio, tensorflow, jax, jaxlib, the JAX CUDA plugins and
-onnxruntime-gpu, compare PyPI's releases (final, not yanked, no older than the oldest release the
+For torch, torchvision, torchaudio, tensorflow, jax, jaxlib, the JAX CUDA plugins,
+onnxruntime-gpu and the libraries built against torch (xformers, flash-attn, vllm, torchao,
+bitsandbytes; listed, not drafted), compare PyPI's releases (final, not yanked, no older than the oldest release the
 data knows) with the data. For each missing framework release, draft a `[[release]]` entry from
 what PyPI states (upload date, the CPython minors and platforms that have wheels, the minimum
 macOS per wheel tag) and, where a Linux x86_64 wheel exists, the nvidia-*/cuda-* pins of its
@@ -40,6 +41,10 @@ FAMILIES: dict[str, tuple[str, str, Callable[[Any], Iterable[Any]]]] = {
     "jaxlib": ("jax", "jax", lambda m: (Version(r.jaxlib) for r in m.jax if r.jaxlib)),
     "onnxruntime-gpu": ("onnxruntime", "onnxruntime", lambda m: (r.version for r in m.frameworks.get("onnxruntime-gpu", ()))),
 }
+# The libraries built against torch: a new release is listed (its facts are read from its wheels
+# by hand: the torch it pins or was built for, the CUDA its code links, its kernels).
+for _library in ("xformers", "flash-attn", "vllm", "torchao", "bitsandbytes"):
+    FAMILIES[_library] = (_library, _library, lambda m, name=_library: (r.version for r in m.frameworks.get(name, ())))
 # Distributions drafted as releases of their own framework (companions and jaxlib are recorded on them).
 DRAFTED = ("torch", "tensorflow", "jax", "onnxruntime-gpu")
 
