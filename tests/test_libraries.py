@@ -193,6 +193,7 @@ def _copy(tmp_path: Path) -> Path:
         ("flash-attn/flash-attn-2.8.toml", 'asset = "https://github.com', 'asset = "http://example.com', "flash-attn-2.8.toml: [[release]] #1 (2.8.0.post2): field 'asset'"),
         ("torchao/torchao-0.16.toml", 'pins = { torch = "==2.10.0" }', "pins = {}", "field 'pins': name the torch this build goes with"),
         ("vllm/vllm-0.33.toml", 'gpu_min = { cc = "7.5"', 'gpu_min = { cc = "seven"', "field 'gpu_min'"),
+        ("flash-attn/flash-attn-2.8.toml", 'pins = { torch = "==2.8.*" }', 'pins = { torch = ">=2.8" }', "a release asset is built for one torch minor"),
     ],
 )
 def test_broken_library_data_names_file_entry_and_field(tmp_path, file, old, new, message):
@@ -303,9 +304,13 @@ def test_doctor_is_quiet_when_the_library_fits(fake_env):
 
 def test_check_reads_a_library_on_a_pytorch_index_as_any_build_of_its_version(tmp_path):
     # `--index-url .../cu132` made vllm==0.33.0 read as a +cu132 build, which matched nothing, so
-    # the pair passed; vllm 0.33.0 needs torch==2.14.0.
+    # the pair passed. vllm is not on the PyTorch index at all; with PyPI too, vllm 0.33.0 needs
+    # torch==2.14.0.
     result = _check(tmp_path, "--index-url https://download.pytorch.org/whl/cu132\ntorch==2.15.0+cu132\nvllm==0.33.0\n")
-    assert result.exit_code == 1 and "needs torch==2.14.0" in result.output
+    assert result.exit_code == 1 and "CF002" in result.output and "vllm 0.33.0 has no build on the index" in result.output
+    text = "--index-url https://download.pytorch.org/whl/cu132\n--extra-index-url https://pypi.org/simple\ntorch==2.15.0+cu132\nvllm==0.33.0\n"
+    result = _check(tmp_path, text)
+    assert result.exit_code == 1 and "needs torch==2.14.0" in result.output, result.output
 
 
 def test_the_refusal_names_the_torch_requirement_not_a_cuda_major_another_build_shares():
@@ -493,3 +498,37 @@ def test_install_advice_when_no_toolkit_of_the_major_is_installed_and_dry_run_sa
     result = CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *machine, "--dry-run"])
     assert result.exit_code == 0 and "the install would stop here" in result.stderr
     assert "no CUDA 12 toolkit is installed here" in result.stderr
+
+
+# --- found by a code review -------------------------------------------------------------------
+
+
+def test_torchs_command_comes_before_the_library_built_against_it():
+    # `resolve xformers` names xformers first; its cu130-index line pins torch==...+cu132, which
+    # only torch's own cu132 command can install: that command must come first.
+    result = CliRunner().invoke(main, ["resolve", "xformers", *H100_580, "--format", "pip"])
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("pip install --index-url https://download.pytorch.org/whl/cu132 torch=="), lines
+    assert "xformers==" in lines[1]
+
+
+def test_check_reads_reachability_per_pin(tmp_path):
+    # torch from an explicit cu130 index, xformers from PyPI (its CUDA 12 wheel): uv installs that
+    # pair, which cannot load; xformers' cu130 index build is not what this file asks for.
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\ndependencies = ["torch==2.9.0", "xformers==0.0.33.post1"]\n\n'
+        '[[tool.uv.index]]\nname = "pytorch-cu130"\nurl = "https://download.pytorch.org/whl/cu130"\nexplicit = true\n\n'
+        '[tool.uv.sources]\ntorch = { index = "pytorch-cu130" }\n'
+    )
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "pyproject.toml")])
+    assert result.exit_code == 1 and "CF005" in result.output, result.output
+
+
+def test_check_drops_a_library_it_reported_as_unreachable(tmp_path):
+    result = _check(tmp_path, "--index-url https://download.pytorch.org/whl/cu132\ntorch==2.15.0+cu132\nvllm==0.33.0\n")
+    assert "CF002" in result.output and "CF005" not in result.output and "CF010" not in result.output
+
+
+def test_bitsandbytes_cpu_library_is_not_chosen_beside_a_cuda_torch():
+    code, data = resolve("torch", "bitsandbytes", *H100_580)
+    assert code == 0 and [c for c in data["packages"] if c["name"] == "bitsandbytes"][0]["variant"].startswith("cu")

@@ -125,10 +125,11 @@ def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Opti
             how = (
                 f"select it with `cudafit env-script --toolkit {major} -o env.sh && . ./env.sh` and run again"
                 if installed
-                else f"no CUDA {major} toolkit is installed here (`cudafit toolkits`): install one ({c.cuda} or newer), then select it with "
+                else f"no CUDA {major} toolkit is installed here (`cudafit toolkits`): install one, then select it with "
                 f"`cudafit env-script --toolkit {major} -o env.sh && . ./env.sh`"
             )
-            what = f"{c.packages[0].name} {c.version} compiles against torch here and needs a CUDA {major} nvcc ({c.cuda} or newer)"
+            what = f"{c.packages[0].name} {c.version} compiles against torch here and needs a CUDA {major} nvcc"
+            what += f" ({c.cuda} or newer compiles every GPU architecture)"
             return f"{what}; the build would use {where}: {how}"
     return None
 

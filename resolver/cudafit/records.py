@@ -313,6 +313,7 @@ class Policy(NamedTuple):
     # (family, version, tag) of the builds a family may choose from; a family not named is free.
     # `fleet` asks each node class for the builds that run on every class.
     only: frozenset[tuple[str, str, str]] = frozenset()
+    only_reason: str = "runs here, but not on every node class of the fleet"  # why a build outside `only` is out
 
 
 # --- answers --------------------------------------------------------------------------------

@@ -320,7 +320,7 @@ def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list
         if (c.family, str(c.version), c.tag) in allowed:
             kept.append(c)
         else:
-            rejected.append(Rejection(family, c.version, c.tag, "fleet", "runs here, but not on every node class of the fleet"))
+            rejected.append(Rejection(family, c.version, c.tag, "fleet", policy.only_reason))
     return kept
 
 

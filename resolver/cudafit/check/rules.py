@@ -468,17 +468,19 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
         members = [p for p in members if p not in unknown]
         if not members:
             continue
-        families = _families(members)
-        specs = [_spec(doc, p) for p in members]
         reachable = _reachable_library_builds(doc, members, matrices)
-        for pin in [p for p in members if _is_library(p) and not any(key[:2] == (_family(p), pin_version(p)) for key in reachable)]:
-            if pin.version is None:
-                continue
-            where = ", ".join(sorted({u for u in _serving(doc, pin)})) or "PyPI"
+        for pin in [p for p in members if _is_library(p) and p.version and not any(key[:2] == (_family(p), p.version) for key in reachable)]:
+            where = ", ".join(sorted(set(_serving(doc, pin)))) or "PyPI"
             said = f"{pin.name} {pin.version} has no build on the index this file names ({where}): pip will not find it there"
             out.append(finding("CF002", pin.span, said, f"install {pin.name} from where it is published, in its own command (`cudafit resolve` gives them)"))
             members = [p for p in members if p is not pin]
-        policy = Policy(cpu=any(effective_local(doc, p) == "cpu" for p in members), only=reachable)
+        if not members:
+            continue
+        families = _families(members)
+        specs = [_spec(doc, p) for p in members]
+        policy = Policy(
+            cpu=any(effective_local(doc, p) == "cpu" for p in members), only=reachable, only_reason="not reachable from the indexes this file names"
+        )
         where = " (" + group + ")" if group else ""
         try:
             anywhere = resolve(specs, _ANY, matrices, policy)
@@ -549,25 +551,22 @@ def _is_library(pin: Pin) -> bool:
     return bool(getattr(BY_MEMBER[pin.name], "REQUIRES", ()))
 
 
-def pin_version(pin: Pin) -> str:
-    return pin.version or ""
-
-
 def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matrices) -> frozenset[tuple[str, str, str]]:
-    """The builds of the libraries in the set (xformers, vllm, ...) that pip can reach from this
-    file: PyPI's wheels and sdist builds where the file reaches PyPI, those of a PyTorch index it
-    names, and release assets only through an sdist that fetches them (flash-attn's): vllm's
-    GitHub wheels are reached by URL, never by `vllm==X`."""
-    from cudafit.frameworks import BY_FAMILY
+    """The builds of each library pinned in the set (xformers, vllm, ...) that pip can reach for
+    that pin: PyPI's wheels and sdist builds where the pin reaches PyPI, those of the PyTorch
+    indexes it is read from, and release assets only through an sdist that fetches them
+    (flash-attn's): vllm's GitHub wheels are reached by URL, never by `vllm==X`."""
+    from cudafit.frameworks import BY_MEMBER
     from cudafit.frameworks.library import build_label
 
-    indexes = {url.rstrip("/") for p in members for url in _serving(doc, p)}
-    pypi = not any(_indexes_only(doc, p) for p in members) or any("pypi.org" in url for url in indexes)
     out = set()
-    for family in {_family(p) for p in members}:
-        if not getattr(BY_FAMILY[family], "REQUIRES", ()):
+    for pin in members:
+        provider = BY_MEMBER[pin.name]
+        if not getattr(provider, "REQUIRES", ()):
             continue
-        for release in BY_FAMILY[family].releases(matrices):
+        indexes = {url.rstrip("/") for url in _serving(doc, pin)}
+        pypi = not _indexes_only(doc, pin) or any("pypi.org" in url for url in indexes)
+        for release in provider.releases(matrices):
             from_sdist = any(b.route == "source" for b in release.builds)
             for build in release.builds:
                 if build.index_url:
@@ -577,7 +576,7 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
                 else:
                     reachable = pypi
                 if reachable:
-                    out.add((family, str(release.version), build_label(build)))
+                    out.add((provider.FAMILY, str(release.version), build_label(build)))
     return frozenset(out)
 
 

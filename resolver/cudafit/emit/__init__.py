@@ -48,15 +48,15 @@ class InstallGroup(NamedTuple):
 MODE_OPTIONS = {"": (), "no-deps": ("--no-deps",), "no-build-isolation": ("--no-build-isolation",)}
 
 
-def by_index(packages: tuple[PackagePin, ...]) -> list[tuple[tuple[Optional[str], str], list[PackagePin]]]:
+def by_index(packages: tuple[PackagePin, ...], first: frozenset[str] = frozenset()) -> list[tuple[tuple[Optional[str], str], list[PackagePin]]]:
     """Packages grouped by the index they must come from and the way pip must install them, each
-    group one install command (one --index-url serves one index). PyTorch-style indexes come
-    first, then PyPI, then what needs an option: a library that compiles against torch comes after
-    torch is installed."""
+    group one install command (one --index-url serves one index). The builds others are made
+    against (`first`: torch) come first, then PyTorch-style indexes, then PyPI, then what needs
+    an option: a library that compiles against torch comes after torch is installed."""
     groups: dict[tuple[Optional[str], str], list[PackagePin]] = {}
     for pin in packages:
         groups.setdefault((pin.index_url, pin.mode), []).append(pin)
-    return sorted(groups.items(), key=lambda item: (item[0][1] != "", item[0][0] is None))
+    return sorted(groups.items(), key=lambda item: (item[0][1] != "", not any(p.name in first for p in item[1]), item[0][0] is None))
 
 
 def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "") -> list[InstallGroup]:
@@ -74,12 +74,13 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
                 f"--format {fmt}: {', '.join(built)} compiles against the torch already installed, which needs "
                 "--no-build-isolation after torch's own install; a file cannot say that: use --format pip, uv or uv-project"
             )
-    groups = by_index(packages)
+    first = frozenset(dist for c in resolution.candidates for dist in c.requires)
+    groups = by_index(packages, first)
     if single and len(groups) > 1:
         indexed = [p for (url, _mode), pins in groups if url for p in pins]
         if all(p.pypi_build for p in indexed):
             packages = tuple(p._replace(index_url=None, local=None) if p.index_url else p for p in packages)
-            groups = by_index(packages)
+            groups = by_index(packages, first)
         else:
             # a wheel named by URL still takes its dependencies from PyPI
             where = "; ".join(f"{', '.join(p.name + (' (by URL)' if p.url else '') for p in pins)} from {url or 'PyPI'}" for (url, _mode), pins in groups)

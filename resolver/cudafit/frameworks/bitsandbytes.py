@@ -30,12 +30,12 @@ def candidates(
 
     def judge(release: LibraryRelease, build: Build) -> library.Verdict:
         if build.kind == "cpu":
-            # beside a CPU torch (also on a GPU machine, where a CUDA torch is preferred)
-            return (1 if gpu else 0), (f"its CPU library; {library.evidence_text(build)}",), ()
+            if gpu:
+                # beside a CUDA torch the same wheel loads a CUDA library: that is the build to judge
+                return Rejection(FAMILY, release.version, build.tag, "accelerator", "its CPU library serves a CPU torch; here torch is a CUDA build")
+            return 0, (f"its CPU library; {library.evidence_text(build)}",), ()
         if not gpu:
             return Rejection(FAMILY, release.version, build.tag, "accelerator", "its CUDA libraries need an NVIDIA GPU; the CPU library serves here")
         return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
 
-    found, rejected = library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))
-    # A CPU library goes with a CPU torch only: beside a CUDA torch the wheel loads a CUDA one.
-    return [c._replace(needs_required_cuda=c.kind == "cuda") for c in found], rejected
+    return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))

@@ -49,9 +49,9 @@ def candidates(
         if build.route == "source":
             major = build.tag[2:]
             prebuilt = (
-                f"no prebuilt wheel for this torch; the newest torch with one for {machine.platform} is {newest}"
+                f"no prebuilt wheel for this torch; the newest torch with one for {machine.platform or 'this platform'} is {newest}"
                 if newest
-                else f"flash-attn has no prebuilt wheels for {machine.platform}"
+                else f"flash-attn has no prebuilt wheels for {machine.platform or 'this platform'}"
             )
             warnings += (
                 f"flash-attn {release.version} compiles from source here ({prebuilt}): it needs a CUDA {major} nvcc "

@@ -4,6 +4,7 @@ and the build from source (`route = "source"`), each fact graded (matrices/READM
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from packaging.version import Version
@@ -32,5 +33,7 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
     if not build.pins or "torch" not in build.pins:
         raise e.fail("pins", 'name the torch it goes with (torch = "==2.8.*")')
     if build.route == "asset":
+        if not re.fullmatch(r"==\d+\.\d+\.\*", build.pins["torch"]):
+            raise e.fail("pins", 'a release asset is built for one torch minor: torch = "==2.8.*"')
         return {"asset": e.get("asset", read_str)}
     return {}
