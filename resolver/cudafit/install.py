@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional
 
 from cudafit import detect
-from cudafit.emit import cuda_from_conda, install_groups
+from cudafit.emit import compiled_here, cuda_from_conda, install_groups
 from cudafit.emit.conda import channel_packages
 from cudafit.errors import InputError
 from cudafit.records import Resolution
@@ -111,13 +111,12 @@ def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Opti
     after an hour of compiling."""
     from cudafit.doctor.toolkits import extension_toolkit, find_toolkits
 
-    needs = [c for c in res.candidates if c.cuda and any(p.mode == "no-build-isolation" for p in c.packages)]
+    needs = compiled_here(res)
     if not needs:
         return None
     found = find_toolkits(environ) if toolkits is None else toolkits
     used = extension_toolkit(environ, found)
-    for c in needs:
-        major = c.cuda.split(".")[0] if c.cuda else ""
+    for c, major in needs:
         have = used.version if used is not None else None
         if have is None or have.split(".")[0] != major:
             where = f"CUDA {have} at {used.root}" if used is not None and have else "no CUDA toolkit"

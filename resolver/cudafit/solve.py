@@ -120,14 +120,15 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     """Why builds a and b cannot share one environment, or None."""
     # A library built against another chosen build uses that build's CUDA runtime: one major
     # always, whatever --mixed-cuda allows between frameworks.
-    bound = _built_against(a, b) or _built_against(b, a)
+    a_on_b, b_on_a = _built_against(a, b), _built_against(b, a)
+    bound = a_on_b or b_on_a
     # The version a library requires first: no other build of it changes that.
     found_requires = _requires_clash(a, b)
     if found_requires is not None:
         return found_requires
-    for x, y in ((a, b), (b, a)):
-        if x.needs_required_cuda and x.cuda and not y.cuda and _built_against(x, y):
-            return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=_built_against(x, y))
+    for x, y, dist in ((a, b, a_on_b), (b, a, b_on_a)):
+        if dist and x.needs_required_cuda and x.cuda and not y.cuda:
+            return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=dist)
     if a.cuda and b.cuda and (bound or not policy.mixed_cuda) and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
         return Clash("cuda-major", a.label, b.label, a.cuda.split(".")[0], b.cuda.split(".")[0], dist=bound)
     if a.cudnn and b.cudnn and a.cudnn.split(".")[0] != b.cudnn.split(".")[0]:

@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import Callable, NamedTuple, Optional
 
 from cudafit.errors import InputError
-from cudafit.records import PackagePin, Resolution
+from cudafit.records import Candidate, PackagePin, Resolution
 
 FORMATS = {
     "pip": "cudafit.emit.pip",
@@ -74,7 +74,10 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
                 f"--format {fmt}: {', '.join(built)} compiles against the torch already installed, which needs "
                 "--no-build-isolation after torch's own install; a file cannot say that: use --format pip, uv or uv-project"
             )
-    first = frozenset(dist for c in resolution.candidates for dist in c.requires)
+    # A library's line also pins the builds it is made against (torch), whichever line it is on,
+    # and those builds' own line comes first.
+    built_against = {p.name: set(c.requires) for c in resolution.candidates for p in c.packages}
+    first = frozenset(dist for dists in built_against.values() for dist in dists)
     groups = by_index(packages, first)
     if single and len(groups) > 1:
         indexed = [p for (url, _mode), pins in groups if url for p in pins]
@@ -91,8 +94,6 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
     shared = sorted(resolution.shared_pins.items())
     resolving = [i for i, ((_url, mode), _pins) in enumerate(groups) if mode != "no-deps"]
     last = resolving[-1] if resolving else len(groups) - 1
-    # A library's line also pins the builds it is made against (torch), whichever line it is on.
-    built_against = {p.name: set(c.requires) for c in resolution.candidates for p in c.packages}
     out = []
     for i, ((url, mode), pins) in enumerate(groups):
         links = next((p.find_links for p in pins if p.find_links), None)
@@ -102,6 +103,12 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
         reqs += tuple(f"{dist}{spec}" for dist, spec in shared if dist not in named and (i == last or dist in wanted))
         out.append(InstallGroup(url, links, reqs, MODE_OPTIONS[mode]))
     return out
+
+
+def compiled_here(resolution: Resolution) -> list[tuple[Candidate, str]]:
+    """(candidate, CUDA major) of each library that compiles against the installed torch (a
+    source build, installed with --no-build-isolation): it needs an nvcc of that major."""
+    return [(c, c.cuda.split(".")[0]) for c in resolution.candidates if c.cuda and any(p.mode == "no-build-isolation" for p in c.packages)]
 
 
 def header(resolution: Resolution) -> str:

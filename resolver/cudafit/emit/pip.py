@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import shlex
 
-from cudafit.emit import EmitOptions, cuda_from_conda, install_groups
+from cudafit.emit import EmitOptions, compiled_here, cuda_from_conda, install_groups
 from cudafit.records import Resolution
 
 
@@ -25,15 +25,11 @@ def commands(resolution: Resolution, installer: str = "pip install") -> list[str
 def _compiler_needed(resolution: Resolution) -> list[str]:
     """What a build from source needs before its command: an nvcc of the CUDA major of the torch it
     compiles against (`cudafit env-script` selects an installed one)."""
-    out = []
-    for c in resolution.candidates:
-        if c.cuda and any(p.mode == "no-build-isolation" for p in c.packages):
-            major = c.cuda.split(".")[0]
-            out.append(
-                f"# {c.packages[0].name} compiles against torch here: first put a CUDA {major} nvcc ({c.cuda} or newer) on PATH, "
-                f"e.g. cudafit env-script --toolkit {major} -o env.sh && . ./env.sh"
-            )
-    return out
+    return [
+        f"# {c.packages[0].name} compiles against torch here: first put a CUDA {major} nvcc ({c.cuda} or newer) on PATH, "
+        f"e.g. cudafit env-script --toolkit {major} -o env.sh && . ./env.sh"
+        for c, major in compiled_here(resolution)
+    ]
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:

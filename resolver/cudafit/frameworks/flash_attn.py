@@ -47,7 +47,7 @@ def candidates(
             return verdict._replace(tag=library.build_label(build))
         tier, why, warnings = verdict
         if build.route == "source":
-            major = build.tag[2:]
+            major = build.tag[2:]  # a source build's tag is its CUDA major (cu12, cu13)
             prebuilt = (
                 f"no prebuilt wheel for this torch; the newest torch with one for {machine.platform or 'this platform'} is {newest}"
                 if newest
@@ -67,8 +67,8 @@ def candidates(
         return None, "no-build-isolation"
 
     def prefer(build: Build) -> tuple:
-        # Among one release's builds, the one for the newest torch, then the highest CUDA.
-        return (*(-x for x in _py(_torch_minor(build))), -int(build.tag[2:]))
+        # Among one release's builds, the one for the newest torch.
+        return tuple(-x for x in _py(_torch_minor(build)))  # then the highest CUDA, as every library
 
     return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, route, prefer)
 

@@ -30,6 +30,14 @@ def evidence_text(build: Build) -> str:
     return evidence.describe(build.evidence, cuda=build.kind == "cuda")
 
 
+def build_cuda(build: Build) -> Optional[Version]:
+    """The CUDA a library build goes with: its own, else its tag's major (cu12 -> 12.0); None
+    for a build without CUDA."""
+    if build.cuda is not None:
+        return build.cuda
+    return Version(f"{build.tag[2:]}.0") if build.kind == "cuda" else None
+
+
 def build_label(build: Build) -> str:
     """What tells a library's builds apart: a release asset's own label (cu12torch2.8cxx11abiTRUE),
     source-cu12 for a build from source, else the tag."""
@@ -62,16 +70,15 @@ def judge_cuda(
     too_old = below_gpu_min(family, release, machine)
     if too_old:
         return reject("compute-capability", too_old)
-    cuda = build.cuda or Version(f"{build.tag[2:]}.0")
+    cuda = build_cuda(build) or Version("0")  # a CUDA build always has one
     sass, ptx = (None, None) if kernels_optional else (build.sass, build.ptx)  # optional kernels: checked below, as a warning
     verdict = rules.judge_cuda_build(matrices, machine, cuda, sass, ptx, policy.strict_driver, driver_problem)
     if verdict.rejection:
         return reject(*verdict.rejection)
-    warnings = list(verdict.warnings)
     tier = 2 if verdict.needs_jit else 0
     reason = verdict.reason
+    warnings = [] if kernels_optional else list(verdict.warnings)  # optional kernels: worded below
     if kernels_optional:
-        warnings = []  # the arch check below words it for optional kernels
         arch, _jit = rules.check_arch(matrices, machine, cuda, build.sass, build.ptx)
         if arch.ok and arch.warning and build.sass is None:
             warnings.append("which GPU architectures its compiled kernels cover is unknown; where they miss this GPU, only its Python and Triton code runs")
@@ -79,7 +86,7 @@ def judge_cuda(
             tier = 1
             warnings.append(f"{family} {release.version} has no compiled kernels for this GPU ({arch.reason}); only its Python and Triton code runs here")
         reason = f"{verdict.driver.reason if verdict.driver else ''}; {arch.reason}"
-    cuda_text = f"CUDA {build.cuda}" if build.cuda else f"CUDA {build.tag[2:]}.x (minor unknown)"
+    cuda_text = f"CUDA {build.cuda}" if build.cuda else f"CUDA {cuda.major}.x (minor unknown)"
     # Said beside torch's own warnings: name whose they are.
     named = tuple(w if w.startswith(family) else f"{family} {release.version}: {w}" for w in warnings)
     return tier, (f"{cuda_text} build; {reason}; {evidence_text(build)}",), named
@@ -117,8 +124,8 @@ def candidates(
         tier, why, warnings = verdict
         url, mode = route(release, build)
         # within a release, after the provider's own preference: the highest CUDA, as for torch
-        cuda = build.cuda.release if build.cuda else (int(build.tag[2:]),) if build.kind == "cuda" else ()
-        return (tier, *prefer(build), tuple(-x for x in cuda)), candidate(
+        cuda = build_cuda(build)
+        return (tier, *prefer(build), tuple(-x for x in cuda.release) if cuda else ()), candidate(
             family, release, build, why, warnings, url=url, mode=mode, needs_torch_cuda=not kernels_optional
         )
 
@@ -155,7 +162,7 @@ def candidate(
                 mode=mode,
             ),
         ),
-        cuda=str(build.cuda) if build.cuda else (f"{build.tag[2:]}.0" if build.kind == "cuda" else None),
+        cuda=str(build_cuda(build)) if build.kind == "cuda" else None,
         cudnn=None,
         pins=pins,
         pins_known=build.pins is not None,
