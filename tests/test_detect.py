@@ -10,7 +10,9 @@ import pytest
 
 from cudafit import detect
 from cudafit.errors import InputError
+from cudafit.machine import normalize_arch
 from cudafit.records import GpuInfo
+from cudafit.rules import cuda_driver_max
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -136,7 +138,7 @@ def test_proc_version(text, expected):
 
 @pytest.mark.parametrize("raw, arch", [("AMD64", "x86_64"), ("x86_64", "x86_64"), ("arm64", "aarch64"), ("aarch64", "aarch64")])
 def test_normalize_arch(raw, arch):
-    assert detect.normalize_arch(raw) == arch
+    assert normalize_arch(raw) == arch
 
 
 def test_python_of_venv_reads_pyvenv_cfg(tmp_path):
@@ -168,9 +170,9 @@ def test_cuda_driver_max_from_toolkit_drivers(matrices):
     """When nvidia-smi gives no CUDA version (old driver, banner not read, or a described
     driver), the data's toolkit drivers give the floor of what it supports, per OS column."""
     toolkits = matrices.toolkits.values()
-    assert detect.cuda_driver_max("566.36", "wsl", toolkits) == "12.6"
-    assert detect.cuda_driver_max("566.36", "windows", toolkits) == "12.6"
-    assert detect.cuda_driver_max("550.54.14", "linux", toolkits) == "12.4"
-    assert detect.cuda_driver_max("570.26", "linux", toolkits) == "12.8"
-    assert detect.cuda_driver_max("400.10", "linux", toolkits) is None
-    assert detect.cuda_driver_max(None, "linux", toolkits) is None
+    assert cuda_driver_max("566.36", "wsl", toolkits) == "12.6"
+    assert cuda_driver_max("566.36", "windows", toolkits) == "12.6"
+    assert cuda_driver_max("550.54.14", "linux", toolkits) == "12.4"
+    assert cuda_driver_max("570.26", "linux", toolkits) == "12.8"
+    assert cuda_driver_max("400.10", "linux", toolkits) is None
+    assert cuda_driver_max(None, "linux", toolkits) is None

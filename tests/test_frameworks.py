@@ -13,7 +13,7 @@ from cudafit.frameworks import BY_FAMILY, BY_MEMBER, REGISTRY, providers
 PROVIDERS = providers()
 
 SOLVER = Path(frameworks.__file__).parent.parent / "solve.py"
-REQUIRED = ("FAMILY", "MEMBERS", "DATA_PREFIX", "read_file", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
+REQUIRED = ("FAMILY", "MEMBERS", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS, ids=[p.FAMILY for p in PROVIDERS])
@@ -26,7 +26,9 @@ def test_every_provider_has_the_protocol(provider, matrices):
     assert all(BY_MEMBER[m] is provider for m in provider.MEMBERS)
     # the registry, read without importing providers, says what the module says
     assert (provider.FAMILY, provider.__name__.rsplit(".", 1)[1], provider.MEMBERS) in REGISTRY
-    assert provider.read_file.__code__.co_filename.endswith(f"{provider.__name__.rsplit('.', 1)[1]}_data.py")
+    reader = frameworks.readers()[provider.FAMILY]
+    assert reader.__name__ == f"{provider.__name__}_data"
+    assert isinstance(reader.DATA_PREFIX, str) and callable(reader.read_file)
 
 
 def test_the_solver_names_no_framework():

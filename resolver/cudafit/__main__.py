@@ -1,6 +1,6 @@
 """`python -m cudafit`: the same command as the console script, under the same name."""
 
-from cudafit.cli import main
+from cudafit.cli import program
 
 if __name__ == "__main__":
-    main(prog_name="cudafit")
+    program()

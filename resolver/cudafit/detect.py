@@ -8,12 +8,12 @@ import platform
 import re
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from cudafit.errors import InputError
-from cudafit.records import GpuInfo, Toolkit, parse_cc
+from cudafit.records import GpuInfo, parse_cc
 
 TIMEOUT_S = 10.0
 QUERY_FIELDS = "name,compute_cap,memory.total,driver_version"
@@ -182,32 +182,6 @@ def read_driver(
     return DriverReading(driver, True, gpus, True, cuda, tuple(warnings))
 
 
-def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Iterable[Toolkit]) -> Optional[str]:
-    """The highest CUDA version a driver supports by the data, for when nvidia-smi did not say:
-    the newest toolkit whose own driver (the Windows column under Windows and WSL2, where the
-    driver is the Windows one) is <= `driver`. A toolkit whose driver is unknown is skipped, so the
-    answer is a floor: the driver may support a newer CUDA than the data can tell."""
-    if driver is None:
-        return None
-    try:
-        have = Version(driver)
-    except InvalidVersion:
-        return None
-    best: Optional[Version] = None
-    for tk in toolkits:
-        needed = tk.windows_driver_min if os_name in ("windows", "wsl") else tk.linux_driver_min
-        if needed is None:
-            continue
-        try:
-            if Version(needed) > have:
-                continue
-        except InvalidVersion:
-            continue
-        if best is None or tk.version > best:
-            best = tk.version
-    return f"{best.major}.{best.minor}" if best is not None else None
-
-
 # --- OS, arch, Jetson -------------------------------------------------------------------------
 
 
@@ -220,15 +194,6 @@ def detect_os() -> str:
     if "microsoft" in release or "wsl" in release:
         return "wsl"
     return "linux"
-
-
-def normalize_arch(machine: str) -> str:
-    machine = machine.lower()
-    if machine in ("amd64", "x86_64", "x64"):
-        return "x86_64"
-    if machine in ("arm64", "aarch64", "armv8", "arm64e"):
-        return "aarch64"
-    return machine
 
 
 def detect_jetson(release_file: Path = Path("/etc/nv_tegra_release")) -> bool:

@@ -15,33 +15,12 @@ import sys
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
-
-from packaging.version import Version
+from typing import NamedTuple, Optional
 
 from cudafit import __version__
 from cudafit.errors import DataError
-from cudafit.fields import (
-    Entry,
-    entries,
-    fail_type,
-    only_keys,
-    read_cc_set,
-    read_cc_set_or_unknown,
-    read_driver_or_unknown,
-    read_header,
-    read_pins,
-    read_positive_number,
-    read_str,
-    read_str_list,
-    read_version,
-)
-from cudafit.frameworks import providers, reader_files
-from cudafit.gpus import normalize_gpu_name
-from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
-
-SHARED = ("nvidia.toml", "gpus.toml", "pytorch/index.toml")  # what every release-line file is checked against
-SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
+from cudafit.frameworks import reader_files
+from cudafit.records import Matrices
 
 
 def data_dir() -> Path:
@@ -50,6 +29,9 @@ def data_dir() -> Path:
     override = os.environ.get("CUDAFIT_DATA_DIR")
     if override:
         return Path(override)
+    inside = Path(__file__).with_name("matrices")
+    if inside.is_dir():  # the wheel's layout, found without the import system's search
+        return inside
     import importlib.util
 
     spec = importlib.util.find_spec("cudafit.matrices")
@@ -59,7 +41,20 @@ def data_dir() -> Path:
 
 
 def _data_files(root: Path) -> list[Path]:
-    files = sorted(root.glob("*.toml")) + sorted(root.glob("*/*.toml"))
+    """matrices/*.toml, then */*.toml, each level sorted (os.scandir: a third of pathlib's glob)."""
+    top: list[str] = []
+    below: list[str] = []
+    try:
+        with os.scandir(root) as it:
+            for entry in it:
+                if entry.name.endswith(".toml") and entry.is_file():
+                    top.append(entry.name)
+                elif entry.is_dir():
+                    with os.scandir(entry.path) as sub:
+                        below.extend(f"{entry.name}/{e.name}" for e in sub if e.name.endswith(".toml") and e.is_file())
+    except OSError:
+        pass  # no such folder: said below, as for an empty one
+    files = [root / rel for rel in sorted(top) + sorted(below)]
     if not files:
         raise DataError(f"{root}: no data files (*.toml) found")
     return files
@@ -133,7 +128,9 @@ def _load(root: Path, use_cache: bool) -> Matrices:
                 return head._replace(frameworks=Families(blobs))
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
-    matrices = build(root, files, _read_all(files))
+    from cudafit.matrices_reader import build, read_all
+
+    matrices = build(root, files, read_all(files))
     if cache_file is not None:
         _write_cache(cache_file, matrices)
     return matrices
@@ -163,16 +160,6 @@ class Families(Mapping[str, tuple]):
         return dict, (dict(self.items()),)
 
 
-def _read_all(files: list[Path]) -> list[bytes]:
-    blobs = []
-    for path in files:
-        try:
-            blobs.append(path.read_bytes())
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
-    return blobs
-
-
 def forget_cache(root: Path) -> None:
     """Drop the cached records of a data folder that is going away (a pruned update)."""
     cache = _cache_dir()
@@ -189,19 +176,18 @@ def _cache_key(root: Path, files: list[Path]) -> str:
     """What the built record depends on, as Python's own bytecode cache does it: each file's name,
     size and modification time (no file is read), cudafit's version and the interpreter's. The
     code that shapes the record counts too: the loader, the record types, the GPU-name keys."""
-    here = Path(__file__)
+    here = os.path.dirname(__file__)
     import packaging
 
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
-    readers = reader_files()
-    shared = [here.with_name(n) for n in ("loader.py", "records.py", "gpus.py", "fields.py")] + [here.parent / "frameworks" / "build_data.py"]
-    for path in [*files, *shared, *readers]:
+    code = [os.path.join(here, n) for n in ("loader.py", "matrices_reader.py", "records.py", "gpus.py", "fields.py", "frameworks/build_data.py")]
+    for path in [*map(str, files), *code, *map(str, reader_files())]:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError as exc:
             raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
-        parts.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
     text = "\0".join(parts).encode()
     return f"{zlib.crc32(text):08x}-{len(files)}"
 
@@ -221,265 +207,18 @@ def _write_cache(cache_file: Path, matrices: Matrices) -> None:
         pass  # a read-only home costs speed, not correctness
 
 
-def _parse(path: Path, root: Path, blob: bytes) -> tuple[str, dict]:
-    # Parsing is the slow path (a cache miss), so the TOML reader is imported only here.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    rel = str(path.relative_to(root))
-    try:
-        return rel, tomllib.loads(blob.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"{path}: not valid TOML: {exc}") from None
-
-
-def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[list[str]] = None) -> Matrices:
-    """The Matrices record of the data files. With `problems` given, a broken release-line file is
-    recorded there and skipped, so that one check reports every file's first problem."""
-    docs = {}
-    broken = set()
-    for path, blob in zip(files, blobs, strict=True):
-        try:
-            rel, doc = _parse(path, root, blob)
-        except DataError as exc:
-            if problems is None:
-                raise
-            problems.append(str(exc))
-            broken.add(str(path.relative_to(root)))
-            continue
-        docs[rel] = doc
-    unreadable = [name for name in SHARED if name in broken]
-    if unreadable:
-        raise DataError(f"{root}: the release-line files were not checked: they need {', '.join(unreadable)}, which did not load")
-    for required in SHARED:
-        if required not in docs:
-            raise DataError(f"{root}: missing data file {required}")
-    dates: list[str] = []
-    compat, toolkits, archs, jetpacks, unknown_driver_major, toolkit_wheels = _nvidia("nvidia.toml", docs["nvidia.toml"], dates)
-    gpus = _gpus("gpus.toml", docs["gpus.toml"], archs, dates)
-    index = _torch_index("pytorch/index.toml", docs["pytorch/index.toml"], dates)
-    # Each framework reads its own files (its provider's DATA_PREFIX): a new framework is its
-    # module and its folder, not a change here.
-    every = providers()
-    frameworks = {
-        p.FAMILY: _releases(
-            docs, p.DATA_PREFIX, lambda rel, doc, p=p: _with_toolkit_wheels(rel, p.read_file(rel, doc, toolkits, dates), toolkit_wheels), problems
-        )
-        for p in every
-    }
-    prefixes = tuple(p.DATA_PREFIX for p in every)
-    unexpected = set(docs) - set(SHARED) - {r for r in docs if r.startswith(prefixes)}
-    if unexpected:
-        raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
-    return Matrices(
-        data_date=max(dates),
-        compat=compat,
-        toolkits=toolkits,
-        architectures=archs,
-        gpus=gpus,
-        torch_index=index,
-        frameworks=frameworks,
-        jetpacks=jetpacks,
-        unknown_driver_major=unknown_driver_major,
-        pythons=_pythons(frameworks),
-    )
-
-
-def _pythons(frameworks: dict[str, tuple]) -> tuple[tuple[int, int], ...]:
-    # Kept on the record so that checking --python does not unpickle every framework's releases.
-    texts = {text for releases in frameworks.values() for release in releases for text in release.python}
-    return tuple(sorted((int(major), int(minor)) for major, _, minor in (t.partition(".") for t in texts)))
-
-
 def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     """Validate every data file: (the record, or None when a shared file is broken; every problem)."""
     root = data_dir() if root is None else root
+    from cudafit.matrices_reader import build, read_all
+
     files = _data_files(root)
     problems: list[str] = []
     try:
-        matrices = build(root, files, _read_all(files), problems)
+        matrices = build(root, files, read_all(files), problems)
     except DataError as exc:
         problems.append(str(exc))
         if not str(exc).startswith(f"{root}: the release-line files were not checked"):
             problems.append(f"{root}: the release-line files were not checked: they need the shared files above to load first")
         return None, problems
     return matrices, problems
-
-
-def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = None) -> tuple:
-    """Every release from the files under `prefix`, newest first; a version in two files is an error."""
-    seen: dict = {}
-    out = []
-    for rel in sorted(docs):
-        if rel.startswith(prefix):
-            try:
-                parsed = parse(rel, docs[rel])
-            except DataError as exc:
-                if problems is None:
-                    raise
-                problems.append(str(exc))
-                continue
-            for release in parsed:
-                if release.version in seen:
-                    raise DataError(f"{rel}: {release.version} is also defined in {seen[release.version]}")
-                seen[release.version] = rel
-                out.append(release)
-    out.sort(key=lambda r: r.version, reverse=True)
-    return tuple(out)
-
-
-def _nvidia(file: str, doc: dict, dates: list[str]):
-    only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver", "toolkit_wheel"})
-    sources = read_header(file, doc)
-    dates.append(doc["data_date"])
-    toolkits: dict[tuple[int, int], Toolkit] = {}
-    for i, raw in enumerate(entries(file, doc, "toolkit", "toolkit"), 1):
-        e = Entry(file, f"[[toolkit]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        version = e.get("version", read_version)
-        if len(version.release) != 2:
-            raise e.fail("version", "expected MAJOR.MINOR")
-        key = (version.major, version.minor)
-        if key in toolkits:
-            raise e.fail("version", "defined twice")
-        toolkits[key] = Toolkit(
-            version=version,
-            linux_driver_min=e.get("linux_driver_min", read_driver_or_unknown),
-            windows_driver_min=e.get("windows_driver_min", read_driver_or_unknown),
-            targets=e.get("targets", read_cc_set_or_unknown),
-        )
-        e.finish()
-    if not toolkits:
-        raise DataError(f"{file}: no [[toolkit]] entries")
-    compat: dict[int, CompatFloor] = {}
-    raw_compat = doc.get("compat", {})
-    if not isinstance(raw_compat, dict):
-        raise DataError(f"{file}: 'compat' must be a table of [compat.MAJOR] tables")
-    for major_text, raw in raw_compat.items():
-        e = Entry(file, f"[compat.{major_text}]", raw, sources)
-        if not major_text.isdigit():
-            raise DataError(f"{file}: [compat.{major_text}]: the key must be a CUDA major version")
-        major = int(major_text)
-        if not any(k[0] == major for k in toolkits):
-            raise DataError(f"{file}: [compat.{major_text}]: no [[toolkit]] of CUDA {major}.x")
-        compat[major] = CompatFloor(
-            major=major,
-            linux_driver_min=e.get("linux_driver_min", read_driver_or_unknown),
-            windows_driver_min=e.get("windows_driver_min", read_driver_or_unknown),
-        )
-        e.finish()
-    archs: list[Architecture] = []
-    owner: dict[CC, str] = {}
-    for i, raw in enumerate(entries(file, doc, "architecture", "architecture"), 1):
-        e = Entry(file, f"[[architecture]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        arch = Architecture(
-            name=e.get("name", read_str),
-            compute_capabilities=e.get("compute_capabilities", read_cc_set),
-            first_driver=e.get("first_driver", read_driver_or_unknown),
-            last_driver=e.get("last_driver", read_driver_or_unknown, required=False),
-        )
-        for cc in arch.compute_capabilities:
-            if cc in owner:
-                raise e.fail("compute_capabilities", f"{cc[0]}.{cc[1]} is already in {owner[cc]}")
-            owner[cc] = arch.name
-        e.finish()
-        archs.append(arch)
-    unknown = Entry(file, "[unknown_driver]", doc.get("unknown_driver", {}), sources)
-    major = unknown.get("cuda_major", lambda v: v if isinstance(v, int) and not isinstance(v, bool) else fail_type("a CUDA major like 12"))
-    if major not in compat:
-        raise unknown.fail("cuda_major", "has no [compat.N] floor in this file")
-    unknown.finish()
-    return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner), major, _toolkit_wheels(file, doc, sources)
-
-
-def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> dict[str, dict[str, str]]:
-    """cuda-toolkit metapackage version -> the NVIDIA library wheels its extras pin."""
-    wheels: dict[str, dict[str, str]] = {}
-    for i, raw in enumerate(entries(file, doc, "toolkit_wheel", "toolkit_wheel"), 1):
-        e = Entry(file, f"[[toolkit_wheel]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        version = str(e.get("version", read_version))
-        e.get("grade", lambda v: v if v in GRADES else fail_type(f"one of {', '.join(GRADES)}"))
-        if version in wheels:
-            raise e.fail("version", "defined twice")
-        wheels[version] = e.get("pins", read_pins)
-        e.finish()
-    return wheels
-
-
-def _with_toolkit_wheels(file: str, releases: Any, wheels: dict[str, dict[str, str]]) -> tuple:
-    """Each build of `file` that requires cuda-toolkit==X also pins the library wheels X brings, so
-    that the solver compares them with other frameworks' nvidia-* pins (an explicit pin on the same
-    wheel stays, and both must hold)."""
-
-    def expand(release: Any, build: Any) -> Any:
-        spec = (build.pins or {}).get("cuda-toolkit")
-        if not spec:
-            return build
-        version = spec[2:] if spec.startswith("==") and "," not in spec else None
-        if version is None or version not in wheels:
-            raise DataError(f"{file}: [[build]] {build.tag} of {release.version}: field 'pins': cuda-toolkit {spec} has no [[toolkit_wheel]] in nvidia.toml")
-        pins = dict(build.pins)
-        for dist, wheel_spec in wheels[version].items():
-            pins[dist] = f"{pins[dist]},{wheel_spec}" if dist in pins else wheel_spec
-        return build._replace(pins=pins)
-
-    return tuple(r._replace(builds=tuple(expand(r, b) for b in r.builds)) for r in releases)
-
-
-def _jetpacks(file: str, doc: dict, sources: set[str], owner: dict[CC, str]) -> tuple[JetPack, ...]:
-    out = []
-    for i, raw in enumerate(entries(file, doc, "jetpack", "jetpack"), 1):
-        e = Entry(file, f"[[jetpack]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        ccs = e.get("compute_capabilities", read_cc_set)
-        strays = sorted(cc for cc in ccs if cc not in owner)
-        if strays:
-            raise e.fail("compute_capabilities", f"{', '.join(f'{a}.{b}' for a, b in strays)} belong to no [[architecture]]")
-        server = e.get("server_builds", lambda v: v if isinstance(v, bool) else fail_type("true or false"))
-        out.append(
-            JetPack(
-                version=str(e.get("version", read_version)),
-                jetson_linux=str(e.get("jetson_linux", read_version)),
-                compute_capabilities=ccs,
-                server_builds=server,
-            )
-        )
-        e.finish()
-    return tuple(sorted(out, key=lambda j: Version(j.version)))
-
-
-def _gpus(file: str, doc: dict, archs: tuple[Architecture, ...], dates: list[str]) -> dict[str, GpuModel]:
-    only_keys(file, doc, {"gpu"})
-    sources = read_header(file, doc)
-    dates.append(doc["data_date"])
-    known_ccs = {cc for a in archs for cc in a.compute_capabilities}
-    table: dict[str, GpuModel] = {}
-    for i, raw in enumerate(entries(file, doc, "gpu", "gpu"), 1):
-        e = Entry(file, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        cc = e.get("compute_capability", lambda v: parse_cc(read_str(v)))
-        if cc not in known_ccs:
-            raise e.fail("compute_capability", "belongs to no [[architecture]] in nvidia.toml")
-        segment = e.get("segment", read_str)
-        if segment not in SEGMENTS:
-            raise e.fail("segment", f"expected one of {', '.join(sorted(SEGMENTS))}")
-        memory = e.get("memory_gb", read_positive_number, required=False)
-        model = GpuModel(name=e.get("name", read_str), compute_capability=cc, memory_gb=memory, segment=segment)
-        for spelling in [model.name, *e.get("aliases", read_str_list, required=False, default=[])]:
-            key = normalize_gpu_name(spelling)
-            if key in table:
-                raise e.fail("name", f"{spelling!r} is already listed as {table[key].name!r}")
-            table[key] = model
-        e.finish()
-    return table
-
-
-def _torch_index(file: str, doc: dict, dates: list[str]) -> str:
-    sources = read_header(file, doc)
-    dates.append(doc["data_date"])
-    e = Entry(file, "top level", {k: v for k, v in doc.items() if k not in ("schema", "data_date", "sources")}, sources)
-    url = e.get("url", read_str)
-    if "{variant}" not in url or not url.startswith("https://"):
-        raise e.fail("url", "expected an https URL template containing {variant}")
-    e.finish()
-    return url

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import platform
 import re
+from types import ModuleType
 from typing import NamedTuple, Optional
 
-from cudafit import detect
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, suggest_gpus
 from cudafit.records import GpuInfo, Machine, Matrices, driver_key, parse_cc
+from cudafit.rules import cuda_driver_max
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
@@ -56,8 +57,17 @@ def check_os(text: str) -> str:
     return text
 
 
+def normalize_arch(machine: str) -> str:
+    machine = machine.lower()
+    if machine in ("amd64", "x86_64", "x64"):
+        return "x86_64"
+    if machine in ("arm64", "aarch64", "armv8", "arm64e"):
+        return "aarch64"
+    return machine
+
+
 def check_arch(text: str) -> str:
-    arch = detect.normalize_arch(text)
+    arch = normalize_arch(text)
     if arch not in ARCH_NAMES:
         raise InputError(f"--arch {text!r}: expected x86_64 or aarch64 (arm64)")
     return arch
@@ -196,12 +206,20 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
             raise InputError(f"--jetson with {arch_said}: Jetson boards are aarch64")
 
 
-def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.read_driver) -> Machine:
-    os_name = check_os(opts.os) if opts.os else detect.detect_os()
-    arch = check_arch(opts.arch) if opts.arch else detect.normalize_arch(platform.machine())
-    python = check_python(opts.python, matrices) if opts.python else detect.detect_python()
+def _detect() -> ModuleType:
+    from cudafit import detect
+
+    return detect
+
+
+def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=None) -> Machine:
+    """The Machine of a description, reading this one (`reader`: detect.read_driver) for what it
+    leaves out. A machine described whole imports no detection code."""
+    os_name = check_os(opts.os) if opts.os else _detect().detect_os()
+    arch = check_arch(opts.arch) if opts.arch else normalize_arch(platform.machine())
+    python = check_python(opts.python, matrices) if opts.python else _detect().detect_python()
     check_contradictions(opts, os_name, arch)
-    macos = check_macos(opts.macos) if opts.macos else (detect.detect_macos() if os_name == "macos" and not opts.os else None)
+    macos = check_macos(opts.macos) if opts.macos else (_detect().detect_macos() if os_name == "macos" and not opts.os else None)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")
@@ -248,15 +266,16 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
             gpus=tuple(gpus),
             gpus_known=gpus_known,
             jetson=opts.jetson,
-            cuda_driver_max=detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
+            cuda_driver_max=cuda_driver_max(driver, os_name, matrices.toolkits.values()),
             warnings=tuple(warnings),
             macos=macos,
         )
 
+    detect = _detect()
     if os_name == "macos":
         reading = detect.DriverReading(None, True, (), True, None, ())
     else:
-        reading = reader(os_name, want_banner=opts.detect_extras)
+        reading = (reader or detect.read_driver)(os_name, want_banner=opts.detect_extras)
     warnings.extend(reading.warnings)
     driver = reading.driver
     if driver is not None and not _DRIVER.match(driver):
@@ -288,7 +307,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=detect.rea
         gpus=tuple(gpus),
         gpus_known=reading.gpus_known,
         jetson=opts.jetson or detect.detect_jetson(),
-        cuda_driver_max=reading.cuda_driver_max or detect.cuda_driver_max(driver, os_name, matrices.toolkits.values()),
+        cuda_driver_max=reading.cuda_driver_max or cuda_driver_max(driver, os_name, matrices.toolkits.values()),
         warnings=tuple(warnings),
         detected=True,
         macos=macos,

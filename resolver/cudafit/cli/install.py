@@ -26,8 +26,8 @@ def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
 
     from cudafit import install as installer
     from cudafit import staleness
-    from cudafit.detect import detect_os, interpreter_version, normalize_arch
-    from cudafit.machine import build_machine, check_arch, check_os
+    from cudafit.detect import detect_os, interpreter_version
+    from cudafit.machine import build_machine, check_arch, check_os, normalize_arch
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve
 

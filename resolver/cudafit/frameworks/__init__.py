@@ -4,8 +4,6 @@ formats are. The solver asks the registry; it names no framework.
 A provider module defines:
 - FAMILY (its family name, e.g. "torch") and MEMBERS (the distributions a spec may name, the
   family's own package first: torch, torchvision, torchaudio);
-- DATA_PREFIX (its files under matrices/, e.g. "pytorch/torch-") and read_file(file, doc,
-  toolkits, dates) -> its release records from one file (validated with cudafit.fields);
 - known_extras(matrices) -> set[str]: the extras a spec may ask for;
 - releases(matrices) -> the family's release records, newest first (each has .version);
 - implied(member_specs) -> member_specs: members a spec brings along (torchvision brings torch);
@@ -14,7 +12,11 @@ A provider module defines:
 - candidates(specs, machine, matrices, policy, extras) -> (runnable builds best first, rejections);
 - optionally REQUIRES: the families a library is built against (xformers: torch), solved with it.
 
-A new framework is a module here, its data folder, its tests and one line in REGISTRY."""
+Beside it, its reader module (`<module>_data.py`) defines DATA_PREFIX (its files under matrices/,
+e.g. "pytorch/torch-") and read_file(file, doc, toolkits, dates) -> its release records from one
+file (validated with cudafit.fields). Only a data cache miss imports the readers (start-up).
+
+A new framework is a module here, its reader, its data folder, its tests and one line in REGISTRY."""
 
 from __future__ import annotations
 
@@ -72,6 +74,11 @@ DEFAULT_SPEC = "torch"  # what `resolve` asks for without a spec (the CLI contra
 def providers() -> tuple[ModuleType, ...]:
     """Every provider, imported (reading the data files, coverage)."""
     return tuple(BY_FAMILY[family] for family, _module, _members in REGISTRY)
+
+
+def readers() -> dict[str, ModuleType]:
+    """family -> its reader of the data files, imported (a data cache miss, `data check`)."""
+    return {family: import_module(f"{__name__}.{module}_data") for family, module, _members in REGISTRY}
 
 
 def reader_files() -> list[Path]:

@@ -14,7 +14,6 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
-from cudafit.frameworks.jax_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, JaxRelease, Machine, Matrices, PackagePin, Rejection
 
 FAMILY = "jax"

@@ -16,7 +16,6 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, rank_builds
-from cudafit.frameworks.onnxruntime_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"

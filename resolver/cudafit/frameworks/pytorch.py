@@ -19,7 +19,6 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import python_range
-from cudafit.frameworks.pytorch_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, driver_key
 
 FAMILY = "torch"

@@ -17,7 +17,6 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
-from cudafit.frameworks.tensorflow_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import CPU_BESIDE_GPU, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
 
 FAMILY = "tensorflow"

@@ -15,7 +15,6 @@ from packaging.specifiers import SpecifierSet
 import cudafit.frameworks.library as library
 from cudafit import rules
 from cudafit.frameworks.base import single_member_protocol
-from cudafit.frameworks.vllm_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
 
 FAMILY = "vllm"

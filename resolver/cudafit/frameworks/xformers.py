@@ -13,7 +13,6 @@ from packaging.specifiers import SpecifierSet
 import cudafit.frameworks.library as library
 from cudafit import evidence, rules
 from cudafit.frameworks.base import single_member_protocol
-from cudafit.frameworks.xformers_data import DATA_PREFIX, read_file  # noqa: F401 (the provider reads its own files)
 from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
 
 FAMILY = "xformers"
