@@ -32,6 +32,21 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert load() == first
 
 
+def test_the_cache_shares_equal_values_and_only_those():
+    """Equal strings, versions, frozensets and records are written once; values that are equal
+    but of another type (1 and True, 2.0 and 2) stay apart."""
+    from packaging.version import Version
+
+    from cudafit.loader import _shared
+
+    value = ("cu128", "".join(["cu", "128"]), 1, True, (1,), (True,), 2.0, 2, frozenset({"a"}), frozenset({"a"}), Version("2.1"), Version("2.1"), {"k": ["x"]})
+    out = _shared(value, {})
+    assert out == value and [type(v) for v in out] == [type(v) for v in value]
+    assert [type(v) for v in out[4] + out[5]] == [int, bool]
+    assert out[0] is out[1] and out[8] is out[9] and out[10] is out[11]
+    assert out[4] is not out[5]
+
+
 def test_cache_follows_data_changes(tmp_path, monkeypatch):
     copy = tmp_path / "m"
     shutil.copytree(DATA, copy)
