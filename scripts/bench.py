@@ -128,7 +128,7 @@ def bench_solver(runs: int) -> list[tuple[int, int, float]]:
             t = time.perf_counter()
             resolve(["torch", "tensorflow", "jax"], machine, m, Policy())
             times.append(time.perf_counter() - t)
-        n = len(m.torch) + len(m.tensorflow) + len(m.jax)
+        n = len(m.torch) + len(m.frameworks["tensorflow"]) + len(m.frameworks["jax"])
         rows.append(("torch+tf+jax", factor, n, median_ms(times)))
     return rows
 

@@ -36,9 +36,9 @@ FAMILIES: dict[str, tuple[str, str, Callable[[Any], Iterable[Any]]]] = {
     "torch": ("pytorch", "torch", lambda m: (r.version for r in m.torch)),
     "torchvision": ("pytorch", "torch", lambda m: (Version(r.torchvision) for r in m.torch if r.torchvision)),
     "torchaudio": ("pytorch", "torch", lambda m: (Version(r.torchaudio) for r in m.torch if r.torchaudio)),
-    "tensorflow": ("tensorflow", "tensorflow", lambda m: (r.version for r in m.tensorflow)),
-    "jax": ("jax", "jax", lambda m: (r.version for r in m.jax)),
-    "jaxlib": ("jax", "jax", lambda m: (Version(r.jaxlib) for r in m.jax if r.jaxlib)),
+    "tensorflow": ("tensorflow", "tensorflow", lambda m: (r.version for r in m.frameworks["tensorflow"])),
+    "jax": ("jax", "jax", lambda m: (r.version for r in m.frameworks["jax"])),
+    "jaxlib": ("jax", "jax", lambda m: (Version(r.jaxlib) for r in m.frameworks["jax"] if r.jaxlib)),
     "onnxruntime-gpu": ("onnxruntime", "onnxruntime", lambda m: (r.version for r in m.frameworks.get("onnxruntime-gpu", ()))),
 }
 # The libraries built against torch: a new release is listed (its facts are read from its wheels

@@ -46,7 +46,7 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
     """[and-cuda] requirements of each TensorFlow release against its Linux x86_64 wheel."""
     session = requests.Session()
     problems = 0
-    for release in sorted(matrices.tensorflow, key=lambda r: r.version):
+    for release in sorted(matrices.frameworks["tensorflow"], key=lambda r: r.version):
         build = next((b for b in release.builds if "linux-x86_64" in b.platforms and b.extras), None)
         if build is None or build.pins is None:
             continue
@@ -170,13 +170,13 @@ def main() -> int:
     matrices = load(use_cache=False)
     problems, torch_files = check_wheels("torch", matrices.torch, lambda r: r.version, args.suggest)
     problems += missing_releases("torch", matrices.torch, torch_files, "pytorch")
-    count, tf_files = check_wheels("tensorflow", matrices.tensorflow, lambda r: r.version, args.suggest)
-    problems += count + missing_releases("tensorflow", matrices.tensorflow, tf_files, "tensorflow")
-    count, _ = check_wheels("jaxlib", [r for r in matrices.jax if r.jaxlib], lambda r: r.jaxlib, args.suggest)
+    count, tf_files = check_wheels("tensorflow", matrices.frameworks["tensorflow"], lambda r: r.version, args.suggest)
+    problems += count + missing_releases("tensorflow", matrices.frameworks["tensorflow"], tf_files, "tensorflow")
+    count, _ = check_wheels("jaxlib", [r for r in matrices.frameworks["jax"] if r.jaxlib], lambda r: r.jaxlib, args.suggest)
     problems += count
     response = requests.get("https://pypi.org/pypi/jax/json", timeout=60)
     response.raise_for_status()
-    problems += missing_releases("jax", matrices.jax, response.json()["releases"], "jax")
+    problems += missing_releases("jax", matrices.frameworks["jax"], response.json()["releases"], "jax")
     if args.pins:
         problems += check_pins(matrices, torch_files)
         problems += check_tensorflow_pins(matrices, tf_files)

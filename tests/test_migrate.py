@@ -51,14 +51,14 @@ def test_nothing_to_do_the_second_time(migrated, capsys):
 def test_patch_releases_share_one_build(migrated):
     text = (migrated / "jax" / "jax-0.9.toml").read_text()
     assert text.count("[[build]]") == 2  # cu12 and cu13, each once for 0.9.0 to 0.9.2
-    releases = {r.version: r for r in load(migrated).jax}
+    releases = {r.version: r for r in load(migrated).frameworks["jax"]}
     first, last = releases[Version("0.9.0")], releases[Version("0.9.2")]
     assert [b.tag for b in first.builds] == ["cu12", "cu13"]
     assert first.builds[0] is last.builds[0] or first.builds[0] == last.builds[0]
 
 
 def test_tensorflow_facts_are_graded_from_their_sources(migrated):
-    releases = {str(r.version): r for r in load(migrated).tensorflow}
+    releases = {str(r.version): r for r in load(migrated).frameworks["tensorflow"]}
     (build,) = releases["2.15.1"].builds
     assert build.tag == "cu12" and build.platforms == {"linux-x86_64"} and build.extras == ("and-cuda",)
     assert build.grade("sass") == "measured" and "wheel-tensorflow-2-15-1" in build.evidence["sass"].source
@@ -68,7 +68,7 @@ def test_tensorflow_facts_are_graded_from_their_sources(migrated):
 
 
 def test_jax_flavours_keep_their_extras_and_grades(migrated):
-    release = next(r for r in load(migrated).jax if str(r.version) == "0.9.2")
+    release = next(r for r in load(migrated).frameworks["jax"] if str(r.version) == "0.9.2")
     cu12 = next(b for b in release.builds if b.tag == "cu12")
     assert cu12.extra == "cuda12" and cu12.packages == ("jax-cuda12-plugin", "jax-cuda12-pjrt")
     assert cu12.grade("cuda") == "measured" and cu12.grade("sass") == "measured"

@@ -174,39 +174,6 @@ class TorchRelease(NamedTuple):
         return pythons_on(self.python, self.python_by_platform, platform)
 
 
-class TFRelease(NamedTuple):
-    version: Version
-    date: str
-    python: frozenset[str]
-    platforms: frozenset[str]
-    extras: tuple[str, ...]
-    builds: tuple[Build, ...]  # its CUDA build, where the `tensorflow` wheel can use an NVIDIA GPU
-    cpu_package: Optional[str] = None
-    python_by_platform: Optional[dict[str, frozenset[str]]] = None
-    cpu_package_platforms: Optional[frozenset[str]] = None  # where cpu_package has wheels
-    macos_min: dict[str, str] = {}  # as TorchRelease.macos_min (never mutated)
-    macos_min_by_python: dict[str, str] = {}
-
-    def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        return pythons_on(self.python, self.python_by_platform, platform)
-
-
-class JaxRelease(NamedTuple):
-    version: Version
-    date: str
-    jaxlib: Optional[str]
-    python: frozenset[str]
-    platforms: frozenset[str]
-    extras: tuple[str, ...]
-    builds: tuple[Build, ...]  # one per CUDA extra cudafit models
-    python_by_platform: Optional[dict[str, frozenset[str]]] = None
-    macos_min: dict[str, str] = {}  # of the jaxlib wheels, as TorchRelease.macos_min (never mutated)
-    macos_min_by_python: dict[str, str] = {}
-
-    def pythons(self, platform: Optional[str]) -> frozenset[str]:
-        return pythons_on(self.python, self.python_by_platform, platform)
-
-
 class OrtRelease(NamedTuple):
     """A release with no fields of its own beyond the shared ones: ONNX Runtime, and the libraries
     built against torch (LibraryRelease)."""
@@ -244,14 +211,6 @@ class Matrices(NamedTuple):
     @property
     def torch(self) -> tuple[TorchRelease, ...]:
         return self.frameworks.get("torch", ())
-
-    @property
-    def tensorflow(self) -> tuple[TFRelease, ...]:
-        return self.frameworks.get("tensorflow", ())
-
-    @property
-    def jax(self) -> tuple[JaxRelease, ...]:
-        return self.frameworks.get("jax", ())
 
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))

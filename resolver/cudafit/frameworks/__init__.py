@@ -82,9 +82,10 @@ def readers() -> dict[str, ModuleType]:
 
 
 def reader_files() -> list[Path]:
-    """The modules that read each provider's data files (the data cache depends on them)."""
+    """The modules that read each provider's data files, and the providers, which may define the
+    family's release record (the data cache depends on them)."""
     here = Path(__file__).parent
-    return [here / f"{module}_data.py" for _family, module, _members in REGISTRY]
+    return [here / f"{module}{part}.py" for _family, module, _members in REGISTRY for part in ("_data", "")]
 
 
 def release_of(family: str, version: Version, matrices: Matrices) -> Any:

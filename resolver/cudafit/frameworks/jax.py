@@ -7,25 +7,41 @@ highest CUDA the driver runs wins. Preference: the newest release, then the high
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, JaxRelease, Machine, Matrices, PackagePin, Rejection
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
 
 
+class JaxRelease(NamedTuple):
+    version: Version
+    date: str
+    jaxlib: Optional[str]
+    python: frozenset[str]
+    platforms: frozenset[str]
+    extras: tuple[str, ...]
+    builds: tuple[Build, ...]  # one per CUDA extra cudafit models
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    macos_min: dict[str, str] = {}  # of the jaxlib wheels, as records.TorchRelease.macos_min (never mutated)
+    macos_min_by_python: dict[str, str] = {}
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        return pythons_on(self.python, self.python_by_platform, platform)
+
+
 def known_extras(matrices: Matrices) -> set[str]:
-    return {extra for r in matrices.jax for extra in r.extras}
+    return {extra for r in releases(matrices) for extra in r.extras}
 
 
 def releases(matrices: Matrices) -> tuple[JaxRelease, ...]:
-    return matrices.jax
+    return matrices.frameworks.get(FAMILY, ())
 
 
 def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
@@ -41,7 +57,7 @@ def check_extras(extras: frozenset[str]) -> Optional[str]:
 
 def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
     if member == "jaxlib":
-        return [r.version for r in matrices.jax if r.jaxlib == str(version)]
+        return [r.version for r in releases(matrices) if r.jaxlib == str(version)]
     return [version]
 
 
@@ -53,7 +69,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    for age, release in enumerate(matrices.jax):
+    for age, release in enumerate(releases(matrices)):
 
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))

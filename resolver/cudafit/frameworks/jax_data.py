@@ -9,7 +9,8 @@ from packaging.version import Version
 
 from cudafit.fields import Entry, read_str, read_str_list
 from cudafit.frameworks.build_data import read_line
-from cudafit.records import Build, JaxRelease
+from cudafit.frameworks.jax import JaxRelease
+from cudafit.records import Build
 
 DATA_PREFIX = "jax/jax-"
 

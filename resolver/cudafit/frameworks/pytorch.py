@@ -79,6 +79,7 @@ def candidates(
 
     ranked: list[tuple[tuple, Candidate]] = []
     siblings: dict[str, tuple[str, list[tuple[Version, Build]]]] = {}
+    verdicts: dict[tuple, rules.BuildVerdict] = {}
     # A local version names one build (torch==2.10.0+cu128, cudafit's own output pasted back):
     # releases are matched on the public version, builds on the tag, as pip matches local versions.
     public, tags = split_locals(specs)
@@ -123,7 +124,7 @@ def candidates(
                     Rejection(FAMILY, release.version, variant.tag, "python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
                 )
                 continue
-            verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings)
+            verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings, verdicts)
             if isinstance(verdict, Rejection):
                 rejected.append(verdict)
                 continue
@@ -182,7 +183,7 @@ def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str],
     return memo[variant.tag]
 
 
-def _judge(release, variant, machine, matrices, policy, driver_problem, siblings):
+def _judge(release, variant, machine, matrices, policy, driver_problem, siblings, verdicts):
     """Either a Rejection or ((sort key), why, warnings)."""
 
     def reject(constraint: str, reason: str, evidence: str = "", cause: str = "") -> Rejection:
@@ -213,7 +214,11 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
-    verdict = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx, policy.strict_driver, driver_problem)
+    # Builds of many releases share a CUDA version and architecture lists: each is judged once.
+    key = (variant.cuda, variant.sass, variant.ptx)
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = verdicts[key] = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx, policy.strict_driver, driver_problem)
     if verdict.rejection:
         constraint, reason = verdict.rejection
         if constraint == "compute-capability":

@@ -10,17 +10,36 @@ Preference: builds that bring their own CUDA through pip first, then the newest 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import screen
-from cudafit.records import CPU_BESIDE_GPU, Candidate, Machine, Matrices, PackagePin, Rejection, TFRelease
+from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
+
+
+class TFRelease(NamedTuple):
+    version: Version
+    date: str
+    python: frozenset[str]
+    platforms: frozenset[str]
+    extras: tuple[str, ...]
+    builds: tuple[Build, ...]  # its CUDA build, where the `tensorflow` wheel can use an NVIDIA GPU
+    cpu_package: Optional[str] = None
+    python_by_platform: Optional[dict[str, frozenset[str]]] = None
+    cpu_package_platforms: Optional[frozenset[str]] = None  # where cpu_package has wheels
+    macos_min: dict[str, str] = {}  # as records.TorchRelease.macos_min (never mutated)
+    macos_min_by_python: dict[str, str] = {}
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]:
+        return pythons_on(self.python, self.python_by_platform, platform)
+
+
 EXTRAS = {"and-cuda"}
 
 
@@ -29,7 +48,7 @@ def known_extras(matrices: Matrices) -> set[str]:
 
 
 def releases(matrices: Matrices) -> tuple[TFRelease, ...]:
-    return matrices.tensorflow
+    return matrices.frameworks.get(FAMILY, ())
 
 
 def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
@@ -51,7 +70,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    for age, release in enumerate(matrices.tensorflow):
+    for age, release in enumerate(releases(matrices)):
 
         def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))

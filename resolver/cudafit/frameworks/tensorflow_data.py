@@ -16,7 +16,8 @@ from cudafit.fields import (
     read_str_list,
 )
 from cudafit.frameworks.build_data import read_line
-from cudafit.records import Build, TFRelease
+from cudafit.frameworks.tensorflow import TFRelease
+from cudafit.records import Build
 
 DATA_PREFIX = "tensorflow/tensorflow-"
 
