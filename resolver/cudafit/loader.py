@@ -42,8 +42,9 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
-def _data_files(root: Path) -> list[Path]:
-    """matrices/*.toml, then */*.toml, each level sorted (os.scandir: a third of pathlib's glob)."""
+def _data_files(root: Path) -> list[str]:
+    """matrices/*.toml, then */*.toml, each level sorted, as paths relative to `root` (os.scandir
+    and strings: a cache hit builds no Path for the data files)."""
     top: list[str] = []
     below: list[str] = []
     try:
@@ -56,7 +57,7 @@ def _data_files(root: Path) -> list[Path]:
                         below.extend(f"{entry.name}/{e.name}" for e in sub if e.name.endswith(".toml") and e.is_file())
     except OSError:
         pass  # no such folder: said below, as for an empty one
-    files = [root / rel for rel in sorted(top) + sorted(below)]
+    files = sorted(top) + sorted(below)
     if not files:
         raise DataError(f"{root}: no data files (*.toml) found")
     return files
@@ -132,7 +133,8 @@ def _load(root: Path, use_cache: bool) -> Matrices:
             pass  # missing, stale or unreadable cache: rebuild below
     from cudafit.matrices_reader import build, read_all
 
-    matrices = build(root, files, read_all(files))
+    paths = [root / rel for rel in files]
+    matrices = build(root, paths, read_all(paths))
     if cache_file is not None:
         _write_cache(cache_file, matrices)
     return matrices
@@ -174,7 +176,7 @@ def _root_key(root: Path) -> str:
     return f"{zlib.crc32(str(root.resolve()).encode()):08x}"
 
 
-def _cache_key(root: Path, files: list[Path]) -> str:
+def _cache_key(root: Path, files: list[str]) -> str:
     """What the built record depends on, as Python's own bytecode cache does it: each file's name,
     size and modification time (no file is read), cudafit's version and the interpreter's. The
     code that shapes the record counts too: the loader, the record types, the GPU-name keys."""
@@ -184,12 +186,13 @@ def _cache_key(root: Path, files: list[Path]) -> str:
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
     code = [os.path.join(here, n) for n in ("loader.py", "matrices_reader.py", "records.py", "gpus.py", "fields.py", "frameworks/build_data.py")]
-    for path in [*map(str, files), *code, *map(str, reader_files())]:
+    folder = str(root)
+    for name, path in [*((rel, os.path.join(folder, rel)) for rel in files), *((os.path.basename(c), c) for c in [*code, *reader_files()])]:
         try:
             st = os.stat(path)
         except OSError as exc:
             raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
-        parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     text = "\0".join(parts).encode()
     return f"{zlib.crc32(text):08x}-{len(files)}"
 
@@ -214,7 +217,7 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     root = data_dir() if root is None else root
     from cudafit.matrices_reader import build, read_all
 
-    files = _data_files(root)
+    files = [root / rel for rel in _data_files(root)]
     problems: list[str] = []
     try:
         matrices = build(root, files, read_all(files), problems)

@@ -20,9 +20,9 @@ A new framework is a module here, its reader, its data folder, its tests and one
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from importlib import import_module
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -81,11 +81,11 @@ def readers() -> dict[str, ModuleType]:
     return {family: import_module(f"{__name__}.{module}_data") for family, module, _members in REGISTRY}
 
 
-def reader_files() -> list[Path]:
-    """The modules that read each provider's data files, and the providers, which may define the
-    family's release record (the data cache depends on them)."""
-    here = Path(__file__).parent
-    return [here / f"{module}{part}.py" for _family, module, _members in REGISTRY for part in ("_data", "")]
+def reader_files() -> list[str]:
+    """The paths of the modules that read each provider's data files, and of the providers, which
+    may define the family's release record (the data cache depends on them)."""
+    here = os.path.dirname(__file__)
+    return [os.path.join(here, f"{module}{part}.py") for _family, module, _members in REGISTRY for part in ("_data", "")]
 
 
 def release_of(family: str, version: Version, matrices: Matrices) -> Any:
