@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from cudafit.records import Evidence
 
 _LABELS = (("exists", "build"), ("sass", "SASS"), ("ptx", "PTX"), ("cudnn", "cuDNN"), ("pins", "pins"))
@@ -10,6 +12,12 @@ _LABELS = (("exists", "build"), ("sass", "SASS"), ("ptx", "PTX"), ("cudnn", "cuD
 def describe(evidence: dict[str, Evidence], cuda: bool = True) -> str:
     """'facts: build, SASS, PTX measured (wheel-2.14); cuDNN declared (install-cuda)': the grade
     and sources each fact rests on, grouped so that the line stays short."""
+    return _describe(tuple(evidence.items()), cuda)
+
+
+@lru_cache(maxsize=512)  # builds of one release line share their evidence: each is worded once
+def _describe(items: tuple[tuple[str, Evidence], ...], cuda: bool) -> str:
+    evidence = dict(items)
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     unknown = []
     # A build without CUDA has no kernels or cuDNN to grade; a library's still names its torch.

@@ -4,6 +4,7 @@ wheels for the platform, the Mac's version, the target Python."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any, Optional, Union
 
 from packaging.specifiers import SpecifierSet
@@ -17,6 +18,7 @@ def python_key(python: str) -> tuple[int, ...]:
     return tuple(int(x) for x in python.split("."))
 
 
+@lru_cache(maxsize=256)  # the same few sets come back for every build a solve rejects on Python
 def python_range(pythons: frozenset[str]) -> str:
     ordered = sorted(pythons, key=python_key)
     return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
