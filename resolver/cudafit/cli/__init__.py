@@ -8,9 +8,7 @@ builds an option), and a new command costs the others nothing at start-up."""
 
 from __future__ import annotations
 
-import gc
 import importlib
-import os
 import sys
 from typing import Optional
 
@@ -48,18 +46,6 @@ def run(argv: Optional[list[str]] = None) -> int:
     failure into the contract's form: a user error (bad input, or click's usage errors, which click
     itself prints on four lines) is one line on stderr and its code; Ctrl-C is 130, as a shell
     reports SIGINT, with no traceback. A bug is not caught: it keeps its traceback."""
-    # A command allocates in bursts (imports, the cache's records) and frees them by reference
-    # counting; the cycle collector would only rescan them, about 1 ms of a `resolve`.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(argv)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _run(argv: Optional[list[str]]) -> int:
     try:
         result = main.main(args=argv, prog_name="cudafit", standalone_mode=False)
     except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:
@@ -77,8 +63,8 @@ def _run(argv: Optional[list[str]]) -> int:
 
 
 class _Cli(click.Group):
-    """Called as a program (the console script, `python -m cudafit`, a test runner), the group
-    exits with `run`'s code; `run` itself calls it in click's non-standalone mode."""
+    """Called in click's standalone mode (click's test runner, a caller's script), the group exits
+    with `run`'s code; `run` itself calls it in non-standalone mode. The program is cudafit.__main__."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -94,21 +80,6 @@ class _Cli(click.Group):
         if not kwargs.get("standalone_mode", True):
             return super().main(*args, **kwargs)
         sys.exit(run(kwargs.get("args", args[0] if args else None)))
-
-
-def program() -> None:
-    """The program (the console script, `python -m cudafit`): `run`, then the end of the process
-    without the interpreter's teardown, which frees every module and object one by one: about 9 ms,
-    a tenth of a `resolve` (scripts/bench.py). Nothing is left to clean up when a command returns:
-    files are written atomically and closed, and no exit handler is registered. The output is
-    flushed first; where that fails (a closed pipe), the ordinary exit reports it."""
-    code = run()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(code)
-    os._exit(code)
 
 
 @click.group(name="cudafit", cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
