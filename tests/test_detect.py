@@ -10,9 +10,8 @@ import pytest
 
 from cudafit import detect
 from cudafit.errors import InputError
-from cudafit.machine import normalize_arch
+from cudafit.machine import cuda_driver_max, normalize_arch
 from cudafit.records import GpuInfo
-from cudafit.rules import cuda_driver_max
 
 if sys.version_info >= (3, 11):
     import tomllib

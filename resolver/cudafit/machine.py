@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import platform
 import re
+from collections.abc import Iterable
 from types import ModuleType
 from typing import NamedTuple, Optional
 
+from packaging.version import InvalidVersion, Version
+
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, suggest_gpus
-from cudafit.records import GpuInfo, Machine, Matrices, driver_key, parse_cc
-from cudafit.rules import cuda_driver_max
+from cudafit.records import GpuInfo, Machine, Matrices, Toolkit, driver_key, parse_cc
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
@@ -204,6 +206,32 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
             raise InputError(f"--jetson with {os_said}: Jetson boards run Linux (Jetson Linux, L4T)")
         if arch is not None and arch != "aarch64":
             raise InputError(f"--jetson with {arch_said}: Jetson boards are aarch64")
+
+
+def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Iterable[Toolkit]) -> Optional[str]:
+    """The highest CUDA version a driver supports by the data, for when nvidia-smi did not say:
+    the newest toolkit whose own driver (the Windows column under Windows and WSL2, where the
+    driver is the Windows one) is <= `driver`. A toolkit whose driver is unknown is skipped, so the
+    answer is a floor: the driver may support a newer CUDA than the data can tell."""
+    if driver is None:
+        return None
+    try:
+        have = Version(driver)
+    except InvalidVersion:
+        return None
+    best: Optional[Version] = None
+    for tk in toolkits:
+        needed = tk.windows_driver_min if os_name in ("windows", "wsl") else tk.linux_driver_min
+        if needed is None:
+            continue
+        try:
+            if Version(needed) > have:
+                continue
+        except InvalidVersion:
+            continue
+        if best is None or tk.version > best:
+            best = tk.version
+    return f"{best.major}.{best.minor}" if best is not None else None
 
 
 def _detect() -> ModuleType:

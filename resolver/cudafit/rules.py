@@ -3,12 +3,11 @@ code for this GPU. Pure functions over Matrices and Machine; each answer carries
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple, Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from cudafit.records import CC, GpuInfo, Machine, Matrices, Toolkit, driver_key, sm
+from cudafit.records import CC, GpuInfo, Machine, Matrices, driver_key, sm
 
 
 class Verdict(NamedTuple):
@@ -257,29 +256,3 @@ def judge_cuda_build(
     if not arch.ok:
         return BuildVerdict((arch.constraint, arch.reason))
     return BuildVerdict(None, driver, arch, needs_jit)
-
-
-def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Iterable[Toolkit]) -> Optional[str]:
-    """The highest CUDA version a driver supports by the data, for when nvidia-smi did not say:
-    the newest toolkit whose own driver (the Windows column under Windows and WSL2, where the
-    driver is the Windows one) is <= `driver`. A toolkit whose driver is unknown is skipped, so the
-    answer is a floor: the driver may support a newer CUDA than the data can tell."""
-    if driver is None:
-        return None
-    try:
-        have = Version(driver)
-    except InvalidVersion:
-        return None
-    best: Optional[Version] = None
-    for tk in toolkits:
-        needed = tk.windows_driver_min if os_name in ("windows", "wsl") else tk.linux_driver_min
-        if needed is None:
-            continue
-        try:
-            if Version(needed) > have:
-                continue
-        except InvalidVersion:
-            continue
-        if best is None or tk.version > best:
-            best = tk.version
-    return f"{best.major}.{best.minor}" if best is not None else None
