@@ -302,3 +302,20 @@ def test_run_takes_argv_and_returns_the_exit_code(capsys):
     err = capsys.readouterr().err
     assert err.count("cudafit: error:") == 2 and "Traceback" not in err
     assert run(["--version"]) == 0
+
+
+def test_the_program_ends_with_the_commands_code_and_all_its_output():
+    """The program ends the process without the interpreter's teardown: what a command printed is
+    flushed first, and the exit code is the command's (1: no answer), through a pipe."""
+    import json
+    import subprocess
+    import sys
+
+    machine = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"]
+    proc = subprocess.run([sys.executable, "-m", "cudafit", "resolve", "torch==9.9", "tensorflow", "jax", *machine, "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["ok"] is False and answer["machine"]["driver"] == "535.104.05"
+    proc = subprocess.run([sys.executable, "-m", "cudafit", "gpus"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.count("\n") > 100 and "RTX 3090" in proc.stdout
