@@ -307,10 +307,6 @@ def test_run_takes_argv_and_returns_the_exit_code(capsys):
 def test_the_program_ends_with_the_commands_code_and_all_its_output():
     """The program ends the process without the interpreter's teardown: what a command printed is
     flushed first, and the exit code is the command's (1: no answer), through a pipe."""
-    import json
-    import subprocess
-    import sys
-
     machine = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"]
     proc = subprocess.run([sys.executable, "-m", "cudafit", "resolve", "torch==9.9", "tensorflow", "jax", *machine, "--json"],
                           capture_output=True, text=True, timeout=60)
@@ -319,3 +315,18 @@ def test_the_program_ends_with_the_commands_code_and_all_its_output():
     assert answer["ok"] is False and answer["machine"]["driver"] == "535.104.05"
     proc = subprocess.run([sys.executable, "-m", "cudafit", "gpus"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.count("\n") > 100 and "RTX 3090" in proc.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_one_line_and_exit_2():
+    """A full disk under standard output is said as -o FILE says it; a closed descriptor (`>&-`)
+    drops the output and keeps the command's exit code."""
+    machine = "--os linux --arch x86_64 --python 3.12 --driver 535.104.05 --gpu 'NVIDIA GeForce RTX 3090'"
+    for output in ("--json", "--format pip", ""):
+        proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m cudafit resolve torch {machine} {output} > /dev/full'],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (output, proc.stderr)
+        assert proc.stderr.splitlines() == ["cudafit: error: cannot write the output: No space left on device"]
+    for closed, code in (("resolve torch " + machine, 0), ("resolve torch==9.9 " + machine, 1), ("resolve torch --driver abc", 2)):
+        proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m cudafit {closed} >&- 2>&-'], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == code and proc.stdout == proc.stderr == "", (closed, proc)

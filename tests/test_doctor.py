@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from doctor_env import CP, PY, FakeEnv, elf
 
 from cudafit import detect
+from cudafit import toolkits as toolkits_module
 from cudafit.cli import main
-from cudafit.doctor import toolkits as toolkits_module
 
 LINUX = ["--os", "linux", "--arch", "x86_64"]
 RTX3090_535 = [*LINUX, "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"]
@@ -374,6 +374,19 @@ def test_doctor_never_changes_the_environment(env):
 
 
 # -- toolkits and env-script -------------------------------------------------------------------
+
+
+def test_detect_lists_the_toolkits_that_toolkits_lists(tmp_path, monkeypatch):
+    """One finder for both: a toolkit without a version file is known by its nvcc."""
+    usr = tmp_path / "usr-local"
+    _toolkit(usr / "cuda-12.6", "12.6.85")
+    bare = _toolkit(usr / "cuda-13.0", "13.0.88")
+    (bare / "version.json").unlink()
+    monkeypatch.setattr(detect, "read_driver", lambda os_name, want_banner=False: detect.DriverReading(None, True, (), True, None, ()))
+    detected = json.loads(CliRunner().invoke(main, ["detect", "--json", "--os", "linux", "--arch", "x86_64", "--python", "3.12"]).stdout)["toolkits"]
+    listed = json.loads(CliRunner().invoke(main, ["toolkits", "--json"]).stdout)["toolkits"]
+    assert [(t["version"], t["path"]) for t in detected] == [(t["version"], t["path"]) for t in listed]
+    assert [t["version"] for t in detected] == ["12.6.85", "13.0.88"]
 
 
 def test_toolkits_and_env_script(tmp_path, monkeypatch):

@@ -245,8 +245,7 @@ def _doctor(env, *machine):
 def fake_env(tmp_path, monkeypatch):
     from doctor_env import FakeEnv
 
-    from cudafit import detect
-    from cudafit.doctor import toolkits
+    from cudafit import detect, toolkits
 
     for var in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(var, raising=False)
@@ -442,12 +441,12 @@ def test_install_refuses_a_source_build_without_a_toolkit_of_torchs_major_before
     import sys
 
     from cudafit import install
-    from cudafit.doctor.toolkits import ToolkitInstall
+    from cudafit.toolkits import ToolkitInstall
 
     calls = []
     monkeypatch.setattr(install.subprocess, "call", lambda argv: calls.append(argv) or 0)
     cuda12 = [ToolkitInstall("12.4.131", tmp_path / "cuda-12.4", ("PATH",), True)]
-    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda12)
+    monkeypatch.setattr("cudafit.toolkits.find_toolkits", lambda environ, **kw: cuda12)
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     result = CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *H100_DOCTOR])
@@ -456,7 +455,7 @@ def test_install_refuses_a_source_build_without_a_toolkit_of_torchs_major_before
     assert calls == []  # nothing ran
     # with a CUDA 13 toolkit where the build looks, the install runs
     cuda13 = [ToolkitInstall("13.0.88", tmp_path / "cuda-13.0", ("PATH",), True)]
-    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda13)
+    monkeypatch.setattr("cudafit.toolkits.find_toolkits", lambda environ, **kw: cuda13)
     CliRunner().invoke(main, ["install", "torch", "flash-attn", "--env", str(env), *H100_DOCTOR])
     assert any("--no-build-isolation" in argv for argv in calls), calls
 
@@ -488,10 +487,10 @@ def test_install_advice_when_no_toolkit_of_the_major_is_installed_and_dry_run_sa
     import subprocess
     import sys
 
-    from cudafit.doctor.toolkits import ToolkitInstall
+    from cudafit.toolkits import ToolkitInstall
 
     cuda13 = [ToolkitInstall("13.0.88", tmp_path / "cuda-13.0", ("PATH",), True)]
-    monkeypatch.setattr("cudafit.doctor.toolkits.find_toolkits", lambda environ, **kw: cuda13)
+    monkeypatch.setattr("cudafit.toolkits.find_toolkits", lambda environ, **kw: cuda13)
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     machine = ["--os", "linux", "--arch", "x86_64", "--driver", "550.54.15", "--gpu", "NVIDIA H100 80GB HBM3"]

@@ -191,6 +191,49 @@ def test_caches_of_two_data_folders_live_side_by_side(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache").glob("matrices-*.pickle"))) == 2
 
 
+def test_two_installs_reading_one_data_folder_keep_their_own_caches(tmp_path, monkeypatch):
+    """The update in the user's data home is read by every install of cudafit (two venvs, two
+    Pythons): each keeps its own cache, and only its own stale ones are replaced."""
+    import os
+
+    from cudafit import loader
+
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    load(copy)
+    monkeypatch.setattr(loader, "_INSTALL", "0ther000")
+    load(copy)
+    caches = sorted((tmp_path / "cache").glob("matrices-*.pickle"))
+    assert len(caches) == 2
+    path = copy / "gpus.toml"
+    path.write_text(path.read_text() + "\n")  # the data changes: this install's cache is replaced
+    load(copy)
+    now = sorted((tmp_path / "cache").glob("matrices-*.pickle"))
+    assert len(now) == 2 and [c.name.split("-")[2] for c in now].count("0ther000") == 1
+    ours = next(c for c in caches if "-0ther000-" not in c.name)
+    assert ours in now  # the first install's cache stays
+    os.utime(ours, (0, 0))  # ... until it looks abandoned
+    path.write_text(path.read_text() + "\n")
+    load(copy)
+    assert ours not in sorted((tmp_path / "cache").glob("matrices-*.pickle"))
+
+
+def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = load()
+    cache = next((tmp_path / "cache").glob("matrices-*.pickle"))
+    head, blobs = pickle.loads(cache.read_bytes())
+    blobs["jax"] = b"\x00\x01" + blobs["jax"][2:]
+    cache.write_bytes(pickle.dumps((head, blobs)))
+    again = load()
+    assert tuple(again.frameworks["jax"]) == tuple(first.frameworks["jax"])
+    head, blobs = pickle.loads(next((tmp_path / "cache").glob("matrices-*.pickle")).read_bytes())
+    assert tuple(pickle.loads(blobs["jax"])) == tuple(first.frameworks["jax"])  # the cache is sound again
+
+
 def test_a_tensorflow_wheel_is_one_build_per_platform(tmp_path):
     """A second CUDA build on the same platform would leave the provider to pick one silently."""
     copy = tmp_path / "m"

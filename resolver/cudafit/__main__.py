@@ -1,9 +1,14 @@
 """The program: the console script and `python -m cudafit` both run `main`. It imports nothing
 before it runs, so that its first step comes before every import (cudafit.cli holds the commands)."""
 
+import errno
 import gc
 import os
 import sys
+
+# Failures of the output itself (a full disk, a device error, a closed descriptor), as opposed to
+# a command's own file errors, which carry a file name and are the command's to report.
+_OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF, errno.EFBIG}
 
 
 def main() -> None:
@@ -15,16 +20,26 @@ def main() -> None:
     - the process ends without the interpreter's teardown, which frees every module and object
       one by one (about 9 ms). Nothing is left to clean up when a command returns: files are
       written atomically and closed, and no exit handler is registered. The output is flushed
-      first; where that fails (a closed pipe), the ordinary exit reports it."""
+      first; output that cannot be written is one line on stderr and exit 2, as for `-o FILE`,
+      and a reader that went away (`| head -1`) ends it silently with 1, as click does."""
     gc.disable()
     from cudafit.cli import run
 
-    code = run()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(code)
+        code = run()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the descriptor was closed (`>&-`); nothing was written
+                stream.flush()
+    except BrokenPipeError:
+        code = 1
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in _OUTPUT_ERRORS:
+            raise
+        code = 2
+        try:
+            os.write(2, f"cudafit: error: cannot write the output: {exc.strerror}\n".encode())
+        except OSError:
+            pass  # stderr is gone too: the exit code says it
     os._exit(code)
 
 

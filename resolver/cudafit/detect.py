@@ -291,27 +291,6 @@ def metadata_folder_name(entry: Path) -> tuple[str, str]:
     return name, rest.split("-py", 1)[0] if entry.suffix == ".egg-info" else rest
 
 
-def detect_toolkits() -> list[dict]:
-    roots = set()
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            roots.add(Path(os.environ[var]))
-    for var, value in os.environ.items():
-        if var.startswith("CUDA_PATH_V"):
-            roots.add(Path(value))
-    base = Path("/usr/local")
-    try:
-        roots.update(p for p in base.iterdir() if p.name.startswith("cuda"))
-    except OSError:
-        pass
-    found = {}
-    for root in roots:
-        version = toolkit_version(root)
-        if version:
-            found[str(root.resolve())] = version
-    return [{"version": v, "path": p} for p, v in sorted(found.items())]
-
-
 def toolkit_version(root: Path) -> Optional[str]:
     import json
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -121,16 +122,20 @@ def _load(root: Path, use_cache: bool) -> Matrices:
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:
-        # One cache per data folder (an updated copy, a test's copy, another install), each
+        # One cache per data folder (an updated copy, a test's copy) and install of cudafit, each
         # replacing only its own stale entries.
-        cache_file = cache / f"matrices-{_root_key(root)}-{_cache_key(root, files)}.pickle"
+        cache_file = cache / f"matrices-{_root_key(root)}-{_INSTALL}-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
                 head, blobs = pickle.load(fh)
             if isinstance(head, Matrices) and isinstance(blobs, dict):
-                return head._replace(frameworks=Families(blobs))
+                return head._replace(frameworks=Families(blobs, lambda: _build(root, files, cache_file)))
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
+    return _build(root, files, cache_file)
+
+
+def _build(root: Path, files: list[str], cache_file: Optional[Path]) -> Matrices:
     from cudafit.matrices_reader import build, read_all
 
     paths = [root / rel for rel in files]
@@ -141,18 +146,26 @@ def _load(root: Path, use_cache: bool) -> Matrices:
 
 
 class Families(Mapping[str, tuple]):
-    """Each family's releases, unpickled from the cache the first time they are asked for."""
+    """Each family's releases, unpickled from the cache the first time they are asked for. A blob
+    that does not unpickle (a damaged cache) is read again from the data files, which also writes
+    a sound cache."""
 
-    def __init__(self, blobs: dict[str, bytes]) -> None:
+    def __init__(self, blobs: dict[str, bytes], rebuild: Callable[[], Matrices]) -> None:
         self._blobs = blobs
+        self._rebuild = rebuild
         self._loaded: dict[str, tuple] = {}
 
     def __getitem__(self, family: str) -> tuple:
         try:
             return self._loaded[family]
         except KeyError:
-            releases = self._loaded[family] = pickle.loads(self._blobs[family])
-            return releases
+            blob = self._blobs[family]
+        try:
+            releases = pickle.loads(blob)
+        except Exception:
+            releases = tuple(self._rebuild().frameworks[family])
+        self._loaded[family] = releases
+        return releases
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._blobs)
@@ -176,6 +189,14 @@ def _root_key(root: Path) -> str:
     return f"{zlib.crc32(str(root.resolve()).encode()):08x}"
 
 
+# This install of cudafit: installs that read one data folder (the update in the user's data
+# home, a shared $CUDAFIT_DATA_DIR) each keep their own cache instead of replacing each other's.
+_INSTALL = f"{zlib.crc32(os.path.dirname(os.path.abspath(__file__)).encode()):08x}"
+# Another install's cache of the same folder unwritten this long is taken as left behind; an
+# install still in use writes its own again on its next run.
+_ABANDONED_S = 30 * 24 * 3600
+
+
 def _cache_key(root: Path, files: list[str]) -> str:
     """What the built record depends on, as Python's own bytecode cache does it: each file's name,
     size and modification time (no file is read), cudafit's version and the interpreter's. The
@@ -197,11 +218,22 @@ def _cache_key(root: Path, files: list[str]) -> str:
     return f"{zlib.crc32(text):08x}-{len(files)}"
 
 
+def _drop_stale(cache_file: Path) -> None:
+    """This install's other caches of the same data folder go; another install's only once abandoned."""
+    root_key = cache_file.name.split("-")[1]
+    now = time.time()
+    for old in cache_file.parent.glob(f"matrices-{root_key}-*.pickle"):
+        try:
+            if old.name.startswith(f"matrices-{root_key}-{_INSTALL}-") or now - old.stat().st_mtime > _ABANDONED_S:
+                old.unlink()
+        except OSError:
+            pass  # gone already (another run's cleanup), or not ours to remove
+
+
 def _write_cache(cache_file: Path, matrices: Matrices) -> None:
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        for old in cache_file.parent.glob(f"matrices-{cache_file.name.split('-')[1]}-*.pickle"):
-            old.unlink(missing_ok=True)
+        _drop_stale(cache_file)
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
         # Each family is pickled apart, so a run unpickles only the frameworks it asks about.
         blobs = {family: pickle.dumps(_shared(tuple(releases), {}), protocol=pickle.HIGHEST_PROTOCOL) for family, releases in matrices.frameworks.items()}

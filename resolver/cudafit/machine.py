@@ -5,6 +5,7 @@ whole; --os, --arch and --python each replace one detected field (../shared/cli-
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 from collections.abc import Iterable
@@ -323,7 +324,9 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=None) -> M
         gpus.append(gpu)
     extras: dict = {}
     if opts.detect_extras:
-        extras["toolkits"] = tuple(detect.detect_toolkits())
+        from cudafit.toolkits import find_toolkits
+
+        extras["toolkits"] = tuple({"version": t.version, "path": str(t.root)} for t in find_toolkits(os.environ))
         installed = detect.installed_distributions(detect.target_prefix())
         extras["frameworks"] = tuple({"name": name, "version": installed[name]} for name in detect.FRAMEWORKS if name in installed)
     return Machine(

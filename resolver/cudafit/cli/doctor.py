@@ -23,10 +23,10 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
     from cudafit.detect import interpreter_version, python_of_prefix
     from cudafit.doctor.environment import read_environment
     from cudafit.doctor.runner import diagnose, report_json, report_text
-    from cudafit.doctor.toolkits import find_toolkits
     from cudafit.errors import InputError
     from cudafit.install import find_target
     from cudafit.machine import build_machine, machine_json
+    from cudafit.toolkits import find_toolkits
 
     matrices = load_matrices()
     target = find_target(env)

@@ -9,8 +9,8 @@ from cudafit import detect
 from cudafit.doctor import checks, libraries
 from cudafit.doctor.fixes import Repair
 from cudafit.doctor.model import Environment, Finding
-from cudafit.doctor.toolkits import ToolkitInstall
 from cudafit.records import Machine, Matrices
+from cudafit.toolkits import ToolkitInstall
 
 WSL_DRIVER = Path("/usr/lib/wsl/lib/libcuda.so.1")
 

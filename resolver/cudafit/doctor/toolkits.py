@@ -1,106 +1,12 @@
-"""The CUDA toolkits on a machine (/usr/local/cuda-*, CUDA_HOME/CUDA_PATH, nvcc on PATH, a conda
-environment's nvcc), which one a CUDA extension build would use, and a shell script that selects one."""
+"""Which CUDA toolkit a CUDA extension build would use, picking one, and a shell script that
+selects one (the toolkits themselves: cudafit.toolkits)."""
 
 from __future__ import annotations
 
-import re
 import shlex
-from pathlib import Path
-from typing import Mapping, NamedTuple, Optional
+from typing import Mapping, Optional
 
-from cudafit import detect
-
-_NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
-
-
-class ToolkitInstall(NamedTuple):
-    version: Optional[str]  # "12.4.131"; None when no version file or nvcc said
-    root: Path
-    found_by: tuple[str, ...]  # /usr/local, CUDA_HOME, CUDA_PATH, PATH, conda
-    default: bool = False  # /usr/local/cuda points here
-
-    @property
-    def short(self) -> str:
-        return ".".join((self.version or "unknown").split(".")[:2])
-
-    def as_json(self) -> dict:
-        return {"version": self.version, "path": str(self.root), "found_by": list(self.found_by), "default": self.default}
-
-
-def nvcc_version(text: str) -> Optional[str]:
-    """The version in `nvcc --version` output ('Cuda compilation tools, release 12.4, V12.4.131')."""
-    match = _NVCC_RELEASE.search(text)
-    return match.group(2) if match else None
-
-
-def _version(root: Path, run: detect.Runner) -> Optional[str]:
-    found = detect.toolkit_version(root)
-    if found:
-        return found
-    nvcc = root / "bin" / "nvcc"
-    if nvcc.is_file():
-        result = run([str(nvcc), "--version"], detect.TIMEOUT_S)
-        if result.returncode == 0:
-            return nvcc_version(result.stdout)
-    return None
-
-
-def _is_toolkit(root: Path) -> bool:
-    return (root / "include" / "cuda_runtime.h").is_file() or (root / "version.json").is_file() or (root / "version.txt").is_file()
-
-
-USR_LOCAL = Path("/usr/local")
-
-
-def find_toolkits(environ: Mapping[str, str], *, run: detect.Runner = detect.run_command, usr_local: Optional[Path] = None) -> list[ToolkitInstall]:
-    import shutil
-
-    usr_local = USR_LOCAL if usr_local is None else usr_local
-    roots: dict[Path, list[str]] = {}
-
-    def add(root: Path, how: str) -> None:
-        try:
-            key = root.resolve()
-        except OSError:
-            return
-        if key.is_dir():
-            roots.setdefault(key, [])
-            if how not in roots[key]:
-                roots[key].append(how)
-
-    try:
-        for entry in sorted(usr_local.iterdir()):
-            if entry.name.startswith("cuda") and not entry.is_symlink():
-                add(entry, "/usr/local")
-    except OSError:
-        pass
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if environ.get(var):
-            add(Path(environ[var]), var)
-    conda = environ.get("CONDA_PREFIX")
-    if conda and (Path(conda) / "bin" / "nvcc").is_file():
-        add(Path(conda), "conda")
-    versions = {root: _version(root, run) for root in roots}
-    nvcc = shutil.which("nvcc", path=environ.get("PATH", ""))
-    if nvcc:
-        root = Path(nvcc).resolve().parent.parent
-        if _is_toolkit(root):
-            add(root, "PATH")
-            versions.setdefault(root.resolve(), _version(root, run))
-        else:
-            # A wrapper script (/usr/local/bin/nvcc running a toolkit's nvcc): its version says which.
-            result = run([nvcc, "--version"], detect.TIMEOUT_S)
-            said = nvcc_version(result.stdout) if result.returncode == 0 else None
-            same = [r for r, v in versions.items() if said and v == said]
-            if same:
-                roots[same[0]].append("PATH")
-            else:
-                roots[Path(nvcc).parent] = ["PATH"]
-                versions[Path(nvcc).parent] = said
-    default = usr_local / "cuda"
-    default_root = default.resolve() if default.is_symlink() or default.is_dir() else None
-    out = [ToolkitInstall(versions.get(root), root, tuple(how), root == default_root) for root, how in roots.items()]
-    return sorted(out, key=lambda t: (t.version is None, tuple(int(p) for p in (t.version or "0").split(".") if p.isdigit()), str(t.root)))
+from cudafit.toolkits import ToolkitInstall
 
 
 def extension_toolkit(environ: Mapping[str, str], toolkits: list[ToolkitInstall]) -> Optional[ToolkitInstall]:
