@@ -98,6 +98,14 @@ def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):
     assert findings(tmp_path, {"environment.yml": env}) == [("environment.yml", 6, 5, "CF007")]
 
 
+def test_a_torch_that_was_never_released_is_cf002_once_and_one_before_the_data_is_cf013(tmp_path):
+    """torch 2.3.2 lies among the lines the data covers: never released (CF002), and not also
+    "not in the data". torch 1.0 was released before the data begins: only unknown (CF013)."""
+    machine = ("--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 4090")
+    found = findings(tmp_path, {"a/requirements.txt": "torch==2.3.2\n", "b/requirements.txt": "torch==1.0\n"}, *machine)
+    assert [(path, code) for path, _l, _c, code in found] == [("a/requirements.txt", "CF002"), ("b/requirements.txt", "CF013")]
+
+
 def test_cf002_a_build_missing_on_the_only_platform_its_marker_allows(tmp_path):
     """version x variant x platform: cu118 builds of 2.5.1 exist for Linux x86_64 and Windows, not macOS."""
     reqs = (
