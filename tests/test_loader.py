@@ -47,6 +47,19 @@ def test_the_cache_shares_equal_values_and_only_those():
     assert out[4] is not out[5]
 
 
+def test_the_cache_keeps_one_build_shared_by_patch_releases_one_object(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = load()
+    cached = load()
+
+    def distinct(matrices) -> tuple[int, int]:
+        builds = [b for family in matrices.frameworks for r in matrices.frameworks[family] for b in r.builds]
+        return len(builds), len({id(b) for b in builds})
+
+    assert distinct(cached) == distinct(fresh)
+    assert distinct(fresh)[1] < distinct(fresh)[0]  # the data does share builds
+
+
 def test_cache_follows_data_changes(tmp_path, monkeypatch):
     copy = tmp_path / "m"
     shutil.copytree(DATA, copy)
@@ -217,6 +230,22 @@ def test_two_installs_reading_one_data_folder_keep_their_own_caches(tmp_path, mo
     path.write_text(path.read_text() + "\n")
     load(copy)
     assert ours not in sorted((tmp_path / "cache").glob("matrices-*.pickle"))
+
+
+def test_a_data_file_that_cannot_be_read_is_an_error_not_a_gap(tmp_path):
+    """A dangling link in place of a release file is named, by load and by data check, rather than
+    left out (which would quietly drop the releases it holds)."""
+    from cudafit.loader import check
+
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    target = copy / "pytorch" / "torch-2.1.toml"
+    target.unlink()
+    target.symlink_to(tmp_path / "gone.toml")
+    with pytest.raises(DataError, match="torch-2.1.toml: cannot read data file"):
+        load(copy, use_cache=False)
+    _matrices, problems = check(copy)
+    assert any("torch-2.1.toml: cannot read data file" in p for p in problems)
 
 
 def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, monkeypatch):

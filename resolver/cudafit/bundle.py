@@ -52,11 +52,13 @@ class Manifest(NamedTuple):
 
 
 def data_files(root: Path) -> list[Path]:
-    """The data files a bundle carries: every *.toml one or two levels down, as the loader reads them."""
-    files = sorted(root.glob("*.toml")) + sorted(root.glob("*/*.toml"))
-    if not files:
-        raise InputError(f"{root}: no data files (*.toml) found")
-    return files
+    """The data files a bundle carries: those the loader reads."""
+    from cudafit import loader
+
+    try:
+        return [root / rel for rel in loader.data_files(root)]
+    except DataError as exc:
+        raise InputError(str(exc)) from None
 
 
 def version_of(data_date: str) -> str:

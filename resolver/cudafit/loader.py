@@ -43,25 +43,28 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
-def _data_files(root: Path) -> list[str]:
-    """matrices/*.toml, then */*.toml, each level sorted, as paths relative to `root` (os.scandir
-    and strings: a cache hit builds no Path for the data files)."""
-    top: list[str] = []
-    below: list[str] = []
+def data_files(root: Path) -> list[str]:
+    """The data files under `root`, as paths relative to it: *.toml, then */*.toml, each level
+    sorted (as the glob patterns read; os.scandir and strings, so that a cache hit builds no Path
+    per file). An entry is taken by its name: one that cannot be read (a dangling link) is then
+    reported by whoever reads it, never skipped; a folder that cannot be listed is an error."""
     try:
         with os.scandir(root) as it:
-            for entry in it:
-                if entry.name.endswith(".toml") and entry.is_file():
-                    top.append(entry.name)
-                elif entry.is_dir():
-                    with os.scandir(entry.path) as sub:
-                        below.extend(f"{entry.name}/{e.name}" for e in sub if e.name.endswith(".toml") and e.is_file())
+            entries = sorted(it, key=lambda e: e.name)
     except OSError:
-        pass  # no such folder: said below, as for an empty one
-    files = sorted(top) + sorted(below)
-    if not files:
+        entries = []  # no such folder: said below, as for an empty one
+    top = [e.name for e in entries if e.name.endswith(".toml")]
+    below = []
+    for folder in entries:
+        if folder.is_dir():
+            try:
+                with os.scandir(folder.path) as it:
+                    below += sorted(f"{folder.name}/{e.name}" for e in it if e.name.endswith(".toml"))
+            except OSError as exc:
+                raise DataError(f"{folder.path}: cannot list the data folder: {exc.strerror}") from None
+    if not top and not below:
         raise DataError(f"{root}: no data files (*.toml) found")
-    return files
+    return top + sorted(below)
 
 
 def _cache_dir() -> Optional[Path]:
@@ -118,7 +121,7 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
 
 
 def _load(root: Path, use_cache: bool) -> Matrices:
-    files = _data_files(root)
+    files = data_files(root)
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:
@@ -249,7 +252,7 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     root = data_dir() if root is None else root
     from cudafit.matrices_reader import build, read_all
 
-    files = [root / rel for rel in _data_files(root)]
+    files = [root / rel for rel in data_files(root)]
     problems: list[str] = []
     try:
         matrices = build(root, files, read_all(files), problems)
@@ -263,24 +266,30 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
 
 def _shared(value: Any, seen: dict) -> Any:
     """`value` with its equal immutable parts (strings, versions, frozensets, tuples, records) made
-    one object each. Pickle writes an object it has seen as a back-reference, so loading then
-    builds each value once: half the time and a quarter less cache for the torch releases. Parts
-    are told apart by type and by the identity of their own (already shared) parts, so 1 and
-    True, or (1,) and (True,), are never merged."""
+    one object each, and what was one object (a build that patch releases share, with its dicts)
+    kept one. Pickle writes an object it has seen as a back-reference, so loading then builds each
+    value once: half the time and a third less cache for the torch releases. Parts are told apart
+    by type and by the identity of their own (already shared) parts, so 1 and True, or (1,) and
+    (True,), are never merged; dicts and lists are never merged, only kept as they were shared."""
+    by_id = ("id", id(value))
+    if by_id in seen:
+        return seen[by_id]
     kind = type(value)
     if kind is str or kind is Version:
-        key: tuple = (kind, str(value))
+        result = seen.setdefault((kind, str(value)), value)
     elif kind is frozenset:
-        value = frozenset(_shared(item, seen) for item in value)
-        key = (kind, frozenset(map(id, value)))
+        items = frozenset(_shared(item, seen) for item in value)
+        result = seen.setdefault((kind, frozenset(map(id, items))), items)
     elif isinstance(value, tuple):
-        items = [_shared(item, seen) for item in value]
-        value = kind(*items) if hasattr(kind, "_fields") else kind(items)
-        key = (kind, tuple(map(id, items)))
+        parts = [_shared(item, seen) for item in value]
+        made = kind(*parts) if hasattr(kind, "_fields") else kind(parts)
+        result = seen.setdefault((kind, tuple(map(id, parts))), made)
     elif kind is dict:
-        return {_shared(k, seen): _shared(v, seen) for k, v in value.items()}
+        result = {_shared(k, seen): _shared(v, seen) for k, v in value.items()}
     elif kind is list:
-        return [_shared(item, seen) for item in value]
+        result = [_shared(item, seen) for item in value]
     else:
         return value
-    return seen.setdefault(key, value)
+    seen[by_id] = result
+    seen[("alive", id(value))] = value  # the original outlives the walk, so its id is not reused
+    return result
