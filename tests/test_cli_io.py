@@ -330,3 +330,15 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_2():
     for closed, code in (("resolve torch " + machine, 0), ("resolve torch==9.9 " + machine, 1), ("resolve torch --driver abc", 2)):
         proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m cudafit {closed} >&- 2>&-'], capture_output=True, text=True, timeout=60)
         assert proc.returncode == code and proc.stdout == proc.stderr == "", (closed, proc)
+
+
+def test_the_program_flushes_what_is_still_buffered(tmp_path):
+    """Output that sits in Python's buffer when a command returns (here: a print before it, with a
+    command that writes only a file) is flushed before the process ends without teardown."""
+    out = tmp_path / "pip.txt"
+    argv = ["cudafit", "resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05",
+            "--gpu", "NVIDIA GeForce RTX 3090", "--format", "pip", "-o", str(out)]
+    code = f"import sys; sys.argv = {argv!r}; print('buffered', end=''); from cudafit.__main__ import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "buffered" and out.read_text().startswith("pip install")

@@ -19,6 +19,10 @@ from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
 from cudafit.solve import resolve, why_not
 
+
+def _never_read(*args, **kwargs):
+    raise AssertionError("a machine described whole read this machine's driver")
+
 LINE = '''schema = 2
 data_date = "2026-11-30"
 line = "9.9"
@@ -154,7 +158,7 @@ def line_dir(tmp_path) -> Path:
 def solve(root: Path, gpu: str, *, arch: str = "x86_64", driver: str = "560.35.03", specs=("torch",)):
     matrices = load(root, use_cache=False)
     machine = build_machine(MachineOptions(driver=driver, gpus=(gpu,), os="linux", arch=arch, python="3.12"),
-                            matrices, reader=None)
+                            matrices, reader=_never_read)
     return resolve(list(specs), machine, matrices, Policy()), matrices
 
 
@@ -294,7 +298,7 @@ def test_reported_existence_is_noted(line_dir):
                                  '[[build]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["report"]\n\n'
                                  '[build.evidence]\nexists = { grade = "reported", source = ["report"] }'))
     matrices = load(line_dir, use_cache=False)
-    machine = build_machine(MachineOptions(driver="none", os="linux", arch="x86_64", python="3.12"), matrices, reader=None)
+    machine = build_machine(MachineOptions(driver="none", os="linux", arch="x86_64", python="3.12"), matrices, reader=_never_read)
     res = resolve(["torch"], machine, matrices, Policy())
     assert [p.requirement for p in res.packages] == ["torch==9.9.1+cpu"]
     assert any("torch 9.9.1+cpu: that the index serves it only reported (report)" in w for w in res.warnings), res.warnings

@@ -16,6 +16,10 @@ from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
 from cudafit.solve import resolve
 
+
+def _never_read(*args, **kwargs):
+    raise AssertionError("a machine described whole read this machine's driver")
+
 TARGET = Target("/envs/x/bin/python", Path("/envs/x"))
 
 
@@ -39,7 +43,7 @@ def test_the_environment_python_is_taken():
 
 def _res(matrices):
     machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux",
-                                           arch="x86_64", python="3.12"), matrices, reader=None)
+                                           arch="x86_64", python="3.12"), matrices, reader=_never_read)
     return resolve(["torch<2.9"], machine, matrices, Policy())
 
 

@@ -12,6 +12,10 @@ from cudafit.records import Policy
 from cudafit.solve import resolve, why_not
 
 
+def _never_read(*args, **kwargs):
+    raise AssertionError("a machine described whole read this machine's driver")
+
+
 @pytest.mark.parametrize("specs, public, tags", [
     ({"torch": SpecifierSet("==2.10.0+cu128")}, {"torch": "==2.10.0"}, {"cu128"}),
     ({"torch": SpecifierSet("==2.10.0")}, {"torch": "==2.10.0"}, set()),
@@ -27,7 +31,7 @@ def test_split_locals(specs, public, tags):
 
 def _resolve(matrices, *specs: str):
     machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux",
-                                           arch="x86_64", python="3.12"), matrices, reader=None)
+                                           arch="x86_64", python="3.12"), matrices, reader=_never_read)
     return resolve(list(specs), machine, matrices, Policy())
 
 
@@ -46,7 +50,7 @@ def test_why_accepts_a_local_version(matrices):
 
 def test_unknown_driver_answers_per_floor(matrices):
     machine = build_machine(MachineOptions(gpus=("NVIDIA GeForce RTX 3090",), os="linux", arch="x86_64", python="3.12"),
-                            matrices, reader=None)
+                            matrices, reader=_never_read)
     res = resolve(["torch"], machine, matrices, Policy())
     rows = {a.cuda_major: a for a in res.by_driver_floor}
     assert set(rows) == {11, 12, 13}

@@ -1,10 +1,12 @@
-"""Read matrices/*.toml, validate every fact, and build the typed Matrices record.
+"""Find the data a run uses (the embedded matrices/, an installed update, a folder given) and
+load its typed Matrices record.
 
-Parsing and validating the TOML takes tens of milliseconds, which would dominate a pre-commit run,
-so the built record is cached (pickled) under a key made of the data bytes and this package's
-code; any change to either rebuilds it. A cache that cannot be read or written is skipped.
-The key is a CRC-32 of the files' names, sizes and modification times, like Python's bytecode
-cache: reading and hashing every data file on each run would cost more than the cached load.
+Parsing and validating the TOML (cudafit.matrices_reader) takes tens of milliseconds, which would
+dominate a pre-commit run, so the built record is cached (pickled) under a key made of the data
+files and this package's code; any change to either rebuilds it. A cache that cannot be read or
+written is skipped, and a damaged one is rebuilt. The key is a CRC-32 of the files' names, sizes
+and modification times, like Python's bytecode cache: reading and hashing every data file on each
+run would cost more than the cached load.
 """
 
 from __future__ import annotations
@@ -203,7 +205,8 @@ _ABANDONED_S = 30 * 24 * 3600
 def _cache_key(root: Path, files: list[str]) -> str:
     """What the built record depends on, as Python's own bytecode cache does it: each file's name,
     size and modification time (no file is read), cudafit's version and the interpreter's. The
-    code that shapes the record counts too: the loader, the record types, the GPU-name keys."""
+    code that shapes the record counts too: the loader and the readers, the record types (the
+    providers define their own), the GPU-name keys."""
     here = os.path.dirname(__file__)
     import packaging
 

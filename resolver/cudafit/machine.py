@@ -9,14 +9,16 @@ import os
 import platform
 import re
 from collections.abc import Iterable
-from types import ModuleType
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, suggest_gpus
 from cudafit.records import GpuInfo, Machine, Matrices, Toolkit, driver_key, parse_cc
+
+if TYPE_CHECKING:
+    from cudafit.detect import DriverReading
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
@@ -235,20 +237,33 @@ def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Ite
     return f"{best.major}.{best.minor}" if best is not None else None
 
 
-def _detect() -> ModuleType:
+# What the description leaves out is read from this machine; detection is imported only then.
+def _this_os() -> str:
     from cudafit import detect
 
-    return detect
+    return detect.detect_os()
 
 
-def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=None) -> Machine:
-    """The Machine of a description, reading this one (`reader`: detect.read_driver) for what it
-    leaves out. A machine described whole imports no detection code."""
-    os_name = check_os(opts.os) if opts.os else _detect().detect_os()
+def _this_python() -> Optional[str]:
+    from cudafit import detect
+
+    return detect.detect_python()
+
+
+def _this_macos() -> Optional[str]:
+    from cudafit import detect
+
+    return detect.detect_macos()
+
+
+def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[Callable[..., DriverReading]] = None) -> Machine:
+    """The Machine of a description, reading this one for what it leaves out (the driver with
+    `reader`, by default detect.read_driver). A machine described whole imports no detection code."""
+    os_name = check_os(opts.os) if opts.os else _this_os()
     arch = check_arch(opts.arch) if opts.arch else normalize_arch(platform.machine())
-    python = check_python(opts.python, matrices) if opts.python else _detect().detect_python()
+    python = check_python(opts.python, matrices) if opts.python else _this_python()
     check_contradictions(opts, os_name, arch)
-    macos = check_macos(opts.macos) if opts.macos else (_detect().detect_macos() if os_name == "macos" and not opts.os else None)
+    macos = check_macos(opts.macos) if opts.macos else (_this_macos() if os_name == "macos" and not opts.os else None)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")
@@ -300,7 +315,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader=None) -> M
             macos=macos,
         )
 
-    detect = _detect()
+    from cudafit import detect
+
     if os_name == "macos":
         reading = detect.DriverReading(None, True, (), True, None, ())
     else:

@@ -72,7 +72,7 @@ DEFAULT_SPEC = "torch"  # what `resolve` asks for without a spec (the CLI contra
 
 
 def providers() -> tuple[ModuleType, ...]:
-    """Every provider, imported (reading the data files, coverage)."""
+    """Every provider, imported (coverage, check, the registry's tests)."""
     return tuple(BY_FAMILY[family] for family, _module, _members in REGISTRY)
 
 
