@@ -82,7 +82,7 @@ BROKEN = [
     ("nvidia.toml", 'version = "13.0.3"\ngrade = "measured"', 'version = "13.0.9"\ngrade = "measured"',
      "pytorch/torch-2.13.toml: [[build]] cu130 of 2.13.0: field 'pins': cuda-toolkit ==13.0.3 has no [[toolkit_wheel]] in nvidia.toml"),
     ("nvidia.toml", 'version = "13.2.2"\ngrade = "measured"', 'version = "13.2.2"\ngrade = "guessed"',
-     "nvidia.toml: [[toolkit_wheel]] #6 (13.2.2): field 'grade'"),
+     "nvidia.toml: [[toolkit_wheel]] #7 (13.2.2): field 'grade'"),
     ("nvidia.toml", 'version = "12.4"\nlinux_driver_min = "550.54.14"', 'version = "12.4"\nlinux_driver_min = "550.x"',
      "nvidia.toml: [[toolkit]] #15 (12.4): field 'linux_driver_min': expected a driver version"),
     ("nvidia.toml", 'version = "12.4"\n', 'version = "12.4"\nlinux_drvier_min = "1"\n',
