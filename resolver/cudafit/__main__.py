@@ -17,8 +17,9 @@ def main() -> NoReturn:
     worth milliseconds of a `resolve` (scripts/bench.py measures them):
     - the cycle collector stays off while the program imports its libraries, which would only
       make it rescan every module's objects (about 3 ms); those are then set aside for good
-      (gc.freeze), and it runs again, less often, over what the command itself allocates: a
-      `check` of 2,000 files peaks at 28 MB, not 48 MB without it;
+      (gc.freeze), and it runs again, seldom, over what the command itself allocates: often
+      enough that a `check` of 2,000 files peaks at 34 MB, not 48 MB without it, and seldom
+      enough that a `resolve` is rarely interrupted;
     - the process ends without the interpreter's teardown, which frees every module and object
       one by one (about 9 ms). Nothing is left to clean up when a command returns: files are
       written atomically and closed, and what an exit handler would flush (stdout, stderr) is
@@ -28,7 +29,7 @@ def main() -> NoReturn:
     from cudafit.cli import run
 
     gc.freeze()
-    gc.set_threshold(20_000, 10, 10)  # the young objects of a command, every 20,000 allocations
+    gc.set_threshold(100_000, 10, 10)  # the young objects of a command, every 100,000 allocations
     gc.enable()
 
     try:
