@@ -173,6 +173,21 @@ def test_broken_update_falls_back_to_embedded_and_says_so_once(tmp_path, home, c
     assert result.exit_code == 0
 
 
+def test_an_update_that_lost_a_file_is_not_used_and_data_check_says_so(tmp_path, home, capsys):
+    """A release file deleted from the installed update after it was checked would silently drop
+    those releases: the manifest names it, so the update counts as broken."""
+    update(str(make_bundle(tmp_path, newer_tree(tmp_path))))
+    current = datahome.current_root()
+    assert current is not None
+    (current / "pytorch" / "torch-2.1.toml").unlink()
+    loader._warned.clear()
+    matrices, source = loader.active()
+    assert source.kind == "embedded" and any(str(r.version).startswith("2.1.") for r in matrices.torch)
+    assert "missing pytorch/torch-2.1.toml" in capsys.readouterr().err
+    result = cli("data", "check")
+    assert result.exit_code == 2 and "missing pytorch/torch-2.1.toml" in result.stderr
+
+
 def test_half_written_update_is_never_used(tmp_path, home):
     # A folder that state.json does not name (an update that died while unpacking) is ignored.
     (home / ".incoming-123" / "tree" / "matrices").mkdir(parents=True)

@@ -389,6 +389,21 @@ def test_detect_lists_the_toolkits_that_toolkits_lists(tmp_path, monkeypatch):
     assert [t["version"] for t in detected] == ["12.6.85", "13.0.88"]
 
 
+def test_an_nvcc_on_path_outside_a_toolkit_folder_is_known_by_the_folder_above_its_bin(tmp_path, monkeypatch):
+    """As torch.utils.cpp_extension takes CUDA_HOME from `which nvcc`: the folder above bin/, and
+    the script that selects it keeps that bin/ on PATH."""
+    loose = tmp_path / "loose"
+    (loose / "bin").mkdir(parents=True)
+    nvcc = loose / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{loose / 'bin'}:/usr/bin:/bin")
+    listed = json.loads(CliRunner().invoke(main, ["toolkits", "--json"]).stdout)["toolkits"]
+    assert [(t["version"], t["path"]) for t in listed] == [("12.8.93", str(loose))]
+    script = CliRunner().invoke(main, ["env-script", "--toolkit", "12.8"]).stdout
+    assert f"CUDA_HOME={loose}" in script
+
+
 def test_toolkits_and_env_script(tmp_path, monkeypatch):
     usr = tmp_path / "usr-local"
     old, new = _toolkit(usr / "cuda-11.8", "11.8.89"), _toolkit(usr / "cuda-12.6", "12.6.85")

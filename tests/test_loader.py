@@ -246,16 +246,29 @@ def test_a_data_file_that_cannot_be_read_is_an_error_not_a_gap(tmp_path):
         load(copy, use_cache=False)
     _matrices, problems = check(copy)
     assert any("torch-2.1.toml: cannot read data file" in p for p in problems)
+    other = copy / "jax" / "jax-0.4.toml"
+    other.unlink()
+    other.symlink_to(tmp_path / "gone-too.toml")
+    _matrices, problems = check(copy)  # every unreadable file is named, and nothing else blamed
+    assert [p.split(": ")[0].rsplit("/", 2)[-2:] for p in problems] == [["jax", "jax-0.4.toml"], ["pytorch", "torch-2.1.toml"]]
 
 
-def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, monkeypatch):
+@pytest.mark.parametrize("damage", ["bytes", "none", "missing"])
+def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, monkeypatch, damage):
+    """Garbled bytes, a blob that unpickles to something else, a family left out: the data files
+    answer, and the cache is written sound again."""
     import pickle
 
     monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
     first = load()
     cache = next((tmp_path / "cache").glob("matrices-*.pickle"))
     head, blobs = pickle.loads(cache.read_bytes())
-    blobs["jax"] = b"\x00\x01" + blobs["jax"][2:]
+    if damage == "bytes":
+        blobs["jax"] = b"\x00\x01" + blobs["jax"][2:]
+    elif damage == "none":
+        blobs["jax"] = pickle.dumps(None)
+    else:
+        del blobs["jax"]
     cache.write_bytes(pickle.dumps((head, blobs)))
     again = load()
     assert tuple(again.frameworks["jax"]) == tuple(first.frameworks["jax"])

@@ -65,6 +65,21 @@ def current_root(folder: Optional[Path] = None) -> Optional[Path]:
     return base / state.current / "matrices" if state.current else None
 
 
+def unlike_manifest(root: Path, present: list[str]) -> Optional[str]:
+    """How an installed update's matrices folder (`root`, holding the files `present`) differs from
+    the files its bundle's manifest names, or None. A file lost or added after the update was
+    checked would silently change answers."""
+    manifest = read_manifest(root.parent)
+    named = set(manifest["files"]) if manifest and isinstance(manifest.get("files"), dict) else None
+    if named is None:
+        return f"{root.parent}: no readable manifest.json"
+    missing, extra = sorted(named - set(present)), sorted(set(present) - named)
+    if not missing and not extra:
+        return None
+    said = [f"missing {', '.join(missing)}" if missing else "", f"not in its manifest: {', '.join(extra)}" if extra else ""]
+    return f"{root}: the files differ from the bundle's manifest: " + "; ".join(s for s in said if s)
+
+
 def read_manifest(folder: Path) -> Optional[dict]:
     """The manifest an installed bundle's folder keeps, or None."""
     import json

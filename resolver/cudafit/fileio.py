@@ -88,9 +88,14 @@ def write_output(path: PathLike, text: str) -> None:
     """Write `text` where `-o` points: atomically over a regular file, a new path or a symlink to
     a regular file; straight into a character device or a FIFO (as `> /dev/null` would); refuse
     anything else. Every failure is an InputError naming the path."""
+    write_output_bytes(path, text.encode("utf-8"))
+
+
+def write_output_bytes(path: PathLike, data: bytes) -> None:
+    """write_output for bytes (a data bundle)."""
     name, st = _target(path)
     if not _straight(name, st):
-        write_atomic(Path(name), text)
+        write_atomic_bytes(Path(name), data)
         return
     fd = _inherited_fd(name)
     if fd is not None:
@@ -99,7 +104,6 @@ def write_output(path: PathLike, text: str) -> None:
         # so the text goes through the descriptor itself, as a shell's `>&1` would.
         try:
             sys.stdout.flush()
-            data = text.encode("utf-8")
             while data:
                 data = data[os.write(fd, data) :]
         except OSError as exc:
@@ -109,8 +113,8 @@ def write_output(path: PathLike, text: str) -> None:
         # Append, never truncate: /dev/stdout redirected to a file already holds what came
         # before (`{ echo a; cudafit ... -o /dev/stdout; } > f`), and a FIFO or device has nothing
         # to truncate. The close flushes, so it is inside the try too (/dev/full fails only then).
-        with open(name, "a", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open(name, "ab") as fh:
+            fh.write(data)
     except OSError as exc:
         raise InputError(f"cannot write {name}: {exc.strerror}") from None
 

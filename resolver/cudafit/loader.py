@@ -24,7 +24,7 @@ from packaging.version import Version
 
 from cudafit import __version__
 from cudafit.errors import DataError
-from cudafit.frameworks import reader_files
+from cudafit.frameworks import families, reader_files
 from cudafit.records import Matrices
 
 
@@ -110,6 +110,9 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
     if updated_root is None:
         return embedded, Source("embedded", embedded_root)
     try:
+        differs = datahome.unlike_manifest(updated_root, data_files(updated_root))
+        if differs:
+            raise DataError(differs)
         updated = _load(updated_root, use_cache)
     except DataError as exc:
         if str(updated_root) not in _warned:
@@ -133,7 +136,8 @@ def _load(root: Path, use_cache: bool) -> Matrices:
         try:
             with open(cache_file, "rb") as fh:
                 head, blobs = pickle.load(fh)
-            if isinstance(head, Matrices) and isinstance(blobs, dict):
+            # A cache of another shape (edited, or written by code that knew other families) is rebuilt.
+            if isinstance(head, Matrices) and isinstance(blobs, dict) and set(blobs) == set(families()):
                 return head._replace(frameworks=Families(blobs, lambda: _build(root, files, cache_file)))
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
@@ -168,6 +172,8 @@ class Families(Mapping[str, tuple]):
         try:
             releases = pickle.loads(blob)
         except Exception:
+            releases = None
+        if not isinstance(releases, tuple):
             releases = tuple(self._rebuild().frameworks[family])
         self._loaded[family] = releases
         return releases
@@ -258,7 +264,7 @@ def check(root: Optional[Path] = None) -> tuple[Optional[Matrices], list[str]]:
     files = [root / rel for rel in data_files(root)]
     problems: list[str] = []
     try:
-        matrices = build(root, files, read_all(files), problems)
+        matrices = build(root, files, read_all(files, problems), problems)
     except DataError as exc:
         problems.append(str(exc))
         if not str(exc).startswith(f"{root}: the release-line files were not checked"):

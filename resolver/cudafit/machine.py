@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
-_DRIVER = re.compile(r"^\d{3,}\.\d+(\.\d+)?$")
-_PYTHON = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")  # 3.12, or 3.12.1 as `python --version` prints it
+_DRIVER = re.compile(r"^\d{3,}\.\d+(\.\d+)?$", re.ASCII)  # ASCII: \d alone takes every script's digits
+_PYTHON = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$", re.ASCII)  # 3.12, or 3.12.1 as `python --version` prints it
 # How far past the data's newest driver branch a version is still taken as a real driver (NVIDIA
 # has numbered roughly 50-60 branches a year), and below its oldest one.
 _BRANCH_MARGIN = 100
@@ -171,7 +171,7 @@ def unknown_gpu_message(name: str, matrices: Matrices) -> str:
     )
 
 
-_MACOS = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?(?:\.\d+)?$")
+_MACOS = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?(?:\.\d+)?$", re.ASCII)
 
 
 def check_macos(text: str) -> str:
@@ -262,8 +262,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
     os_name = check_os(opts.os) if opts.os else _this_os()
     arch = check_arch(opts.arch) if opts.arch else normalize_arch(platform.machine())
     python = check_python(opts.python, matrices) if opts.python else _this_python()
-    check_contradictions(opts, os_name, arch)
     macos = check_macos(opts.macos) if opts.macos else (_this_macos() if os_name == "macos" and not opts.os else None)
+    check_contradictions(opts, os_name, arch)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")

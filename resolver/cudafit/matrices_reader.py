@@ -5,6 +5,7 @@ cache miss and by `cudafit data check`. Each framework's files are read by its p
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -34,13 +35,19 @@ SHARED = ("nvidia.toml", "gpus.toml", "pytorch/index.toml")  # what every releas
 SEGMENTS = {"datacenter", "workstation", "geforce", "geforce-laptop", "jetson"}
 
 
-def read_all(files: list[Path]) -> list[bytes]:
-    blobs = []
+def read_all(files: list[Path], problems: Optional[list[str]] = None) -> list[Optional[bytes]]:
+    """Each file's bytes. With `problems` given, a file that cannot be read is recorded there and
+    stands as None, so that a check names every such file."""
+    blobs: list[Optional[bytes]] = []
     for path in files:
         try:
             blobs.append(path.read_bytes())
         except OSError as exc:
-            raise DataError(f"{path}: cannot read data file: {exc.strerror}") from None
+            message = f"{path}: cannot read data file: {exc.strerror}"
+            if problems is None:
+                raise DataError(message) from None
+            problems.append(message)
+            blobs.append(None)
     return blobs
 
 
@@ -59,12 +66,15 @@ def _parse(path: Path, root: Path, blob: bytes) -> tuple[str, dict]:
         raise DataError(f"{path}: not valid TOML: {exc}") from None
 
 
-def build(root: Path, files: list[Path], blobs: list[bytes], problems: Optional[list[str]] = None) -> Matrices:
+def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], problems: Optional[list[str]] = None) -> Matrices:
     """The Matrices record of the data files. With `problems` given, a broken release-line file is
     recorded there and skipped, so that one check reports every file's first problem."""
     docs = {}
     broken = set()
     for path, blob in zip(files, blobs, strict=True):
+        if blob is None:  # unreadable: read_all recorded it
+            broken.add(str(path.relative_to(root)))
+            continue
         try:
             rel, doc = _parse(path, root, blob)
         except DataError as exc:

@@ -44,7 +44,7 @@ def sm(cc: CC) -> str:
 def parse_cc(text: str) -> CC:
     """'8.6' -> (8, 6); raises ValueError on anything else."""
     major, dot, minor = text.strip().partition(".")
-    if not dot or not major.isdigit() or not minor.isdigit():
+    if not dot or not (major.isascii() and major.isdigit() and minor.isascii() and minor.isdigit()):
         raise ValueError(f"not a compute capability (expected MAJOR.MINOR like 8.6): {text!r}")
     return int(major), int(minor)
 

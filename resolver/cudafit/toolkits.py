@@ -96,8 +96,10 @@ def find_toolkits(environ: Mapping[str, str], *, run: detect.Runner = detect.run
             if same:
                 roots[same[0]].append("PATH")
             else:
-                roots[Path(nvcc).parent] = ["PATH"]
-                versions[Path(nvcc).parent] = said
+                # The folder above nvcc's bin/, as torch.utils.cpp_extension takes CUDA_HOME from it.
+                home = Path(nvcc).resolve().parent.parent
+                roots[home] = ["PATH"]
+                versions[home] = said
     default = usr_local / "cuda"
     default_root = default.resolve() if default.is_symlink() or default.is_dir() else None
     out = [ToolkitInstall(versions.get(root), root, tuple(how), root == default_root) for root, how in roots.items()]

@@ -103,6 +103,8 @@ def _never_released(pin, matrices: Matrices) -> bool:
     if pin.name != "torch" or pin.version is None:
         return False
     version = Version(pin.version)
+    if version.is_prerelease:
+        return False  # release candidates and nightlies exist without being in the data (CF013)
     known = [r.version for r in matrices.torch]
     return bool(known) and min(v.release[:2] for v in known) <= version.release[:2] and version < max(known) and version not in known
 
@@ -455,9 +457,13 @@ def _unknown_release(pin: Pin, matrices: Matrices) -> bool:
     if pin.version is None or pin.name not in BY_MEMBER:
         return False
     module = BY_MEMBER[pin.name]
-    if pin.name != module.MEMBERS[0]:
+    try:
+        version = Version(Version(pin.version).public)  # the build tag (+cu121) names a build, not a release
+    except InvalidVersion:
         return False
-    return not any(str(r.version) == pin.version for r in module.releases(matrices))
+    # A companion (torchvision, jaxlib) is known when it pairs with a release the data has.
+    known = {r.version for r in module.releases(matrices)}
+    return not any(v in known for v in module.pairs(pin.name, version, matrices))
 
 
 def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list:

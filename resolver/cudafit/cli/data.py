@@ -31,6 +31,11 @@ def data_check(folder: Optional[Path]):
     failed = False
     for root in folders:
         m, problems = check(root)
+        if root != folder and root != folders[0]:  # the installed update: as its bundle had it
+            from cudafit.loader import data_files
+
+            differs = datahome.unlike_manifest(root, data_files(root))
+            problems = [differs, *problems] if differs else problems
         for problem in problems:
             click.echo(f"cudafit: error: {problem}", err=True)
         if problems or m is None:
@@ -71,17 +76,23 @@ def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, 
 @click.option("--version", "version", help="The bundle's version (default: its data date, 2026-12-01 -> 2026.12.1).")
 def data_bundle(folder: Optional[Path], output: str, version: Optional[str]):
     """Pack a matrices folder as a data bundle: the same data gives the same bytes."""
-    from cudafit.fileio import write_atomic_bytes
+    from cudafit.fileio import check_output, write_output_bytes
     from cudafit.update import build_bundle
 
+    if output == "-":
+        raise click.BadParameter("a bundle is a wheel file: give a file or a folder to write it to, not standard output", param_hint="'-o'")
     if output.endswith(("/", "\\")):
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise click.BadParameter(f"{output!r}: cannot create the folder: {exc.strerror}", param_hint="'-o'") from None
+    target = Path(output)
+    if not target.is_dir():
+        check_output(target)  # a socket or a block device is refused before the bundle is built
     name, blob = build_bundle(folder, version)
-    target = Path(output) / name if Path(output).is_dir() else Path(output)
-    write_atomic_bytes(target, blob)
+    if target.is_dir():
+        target = target / name
+    write_output_bytes(target, blob)  # a FIFO or a character device is written into, as `>` would
     click.echo(f"{target}: {len(blob)} bytes, sha256 {_sha256(blob)}")
     return 0
 

@@ -71,6 +71,11 @@ KNOWN = ", ".join(BY_MEMBER)
 DEFAULT_SPEC = "torch"  # what `resolve` asks for without a spec (the CLI contract)
 
 
+def families() -> tuple[str, ...]:
+    """Every family's name, without importing a provider."""
+    return tuple(family for family, _module, _members in REGISTRY)
+
+
 def providers() -> tuple[ModuleType, ...]:
     """Every provider, imported (coverage, check, the registry's tests)."""
     return tuple(BY_FAMILY[family] for family, _module, _members in REGISTRY)
