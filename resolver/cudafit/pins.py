@@ -16,9 +16,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 
-def _probes(spec: SpecifierSet) -> set[Version]:
+@lru_cache(maxsize=None)  # a joint solve meets the same few specifiers in many pairs
+def _probes(text: str) -> frozenset[Version]:
     probes: set[Version] = set()
-    for item in spec:
+    for item in SpecifierSet(text):
         text = item.version.removesuffix(".*")
         try:
             v = Version(text)
@@ -33,7 +34,7 @@ def _probes(spec: SpecifierSet) -> set[Version]:
             bumped = release[: i + 1]
             bumped[-1] += 1
             probes.add(Version(".".join(map(str, bumped))))
-    return probes
+    return frozenset(probes)
 
 
 def satisfiable(specs: list[str]) -> bool:
@@ -57,9 +58,9 @@ def _satisfiable(specs: tuple[str, ...]) -> bool:
         combined &= SpecifierSet(text)
     if not str(combined):
         return True
-    candidates = set()
+    candidates: set[Version] = set()
     for text in specs:
-        candidates |= _probes(SpecifierSet(text))
+        candidates |= _probes(text)
     return any(combined.contains(v, prereleases=True) for v in candidates)
 
 
