@@ -305,12 +305,12 @@ def test_bad_or_impossible_requests(args, code, message):
 def test_joint_pip_commands_pin_the_shared_wheels():
     result = cli("resolve", "torch", "tensorflow", *H100, "--format", "pip")
     first, second = result.stdout.splitlines()
-    assert first == "pip install --index-url https://download.pytorch.org/whl/cu129 torch==2.13.0+cu129"
+    assert first == "pip install --index-url https://download.pytorch.org/whl/cu126 torch==2.14.1+cu126"
     assert second.startswith("pip install 'tensorflow[and-cuda]==2.21.0' ")
-    assert "nvidia-cudnn-cu12==9.20.0.48" in second and "nvidia-nccl-cu12==2.29.7" in second
+    assert "nvidia-cudnn-cu12==9.10.2.21" in second and "nvidia-nccl-cu12==2.29.3" in second
     data = json.loads(cli("resolve", "torch", "tensorflow", *H100, "--json").stdout)
-    assert data["pins"]["nvidia-nccl-cu12"] == "==2.29.7"
-    assert [p["variant"] for p in data["packages"]] == ["cu129", "cu12"]
+    assert data["pins"]["nvidia-nccl-cu12"] == "==2.29.3"
+    assert [p["variant"] for p in data["packages"]] == ["cu126", "cu12"]
 
 
 def test_install_dry_run_pins_shared_wheels(tmp_path):
@@ -320,8 +320,8 @@ def test_install_dry_run_pins_shared_wheels(tmp_path):
     result = cli("install", "torch", "tensorflow", *H100, "--env", str(env), "--dry-run")
     assert result.exit_code == 0, result.stderr
     first, second = result.stdout.splitlines()
-    assert first.endswith("--index-url https://download.pytorch.org/whl/cu129 torch==2.13.0+cu129")
-    assert "'tensorflow[and-cuda]==2.21.0'" in second and "nvidia-nccl-cu12==2.29.7" in second
+    assert first.endswith("--index-url https://download.pytorch.org/whl/cu126 torch==2.14.1+cu126")
+    assert "'tensorflow[and-cuda]==2.21.0'" in second and "nvidia-nccl-cu12==2.29.3" in second
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ def test_read_raises_on_empty_nodes_list(tmp_path):
 def test_joint_specs_blocking_gain_is_the_whole_set():
     data = json.loads(fleet("torch", "tensorflow", "--inventory", str(KUBE), "--json").stdout)
     assert data["ok"] is False and data["notes"][0] == "no tensorflow build runs on class(es) v100-sxm2-16gb-470.256.02"
-    assert data["blocking"][0]["gain"] == "torch==2.13.0+cu126, tensorflow[and-cuda]==2.21.0"
+    assert data["blocking"][0]["gain"] == "torch==2.14.1+cu126, tensorflow[and-cuda]==2.21.0"
     assert data["pools"]["legacy"] is None and data["pools"]["infer"]["packages"][1]["requirement"] == "tensorflow[and-cuda]==2.21.0"
 
 

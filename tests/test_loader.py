@@ -79,6 +79,10 @@ def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
 
 # (file, text to replace, replacement, expected message fragment)
 BROKEN = [
+    ("pytorch/torch-2.14.toml", '"cuda-toolkit[cublas,cudart,', '"cuda-toolkit[cublas,cudarrt,',
+     "pytorch/torch-2.14.toml: [[build]] cu126 of 2.14.0: field 'pins': cuda-toolkit extra(s) cudarrt not in [toolkit_wheel_extras] of nvidia.toml"),
+    ("nvidia.toml", 'nvtx = "nvidia-nvtx"\nsource = ["pypi-cuda-toolkit"]', 'nvtx = "nvidia-nvtx"\nsource = ["no-such"]',
+     "nvidia.toml: [toolkit_wheel_extras]: field 'source': names 'no-such'"),
     ("nvidia.toml", 'version = "13.0.3"\ngrade = "measured"', 'version = "13.0.9"\ngrade = "measured"',
      "pytorch/torch-2.13.toml: [[build]] cu130 of 2.13.0: field 'pins': cuda-toolkit ==13.0.3 has no [[toolkit_wheel]] in nvidia.toml"),
     ("nvidia.toml", 'version = "13.2.2"\ngrade = "measured"', 'version = "13.2.2"\ngrade = "guessed"',
@@ -150,6 +154,18 @@ def test_broken_data_is_rejected_precisely(tmp_path, file, old, new, message):
     with pytest.raises(DataError) as info:
         load(copy, use_cache=False)
     assert message in str(info.value)
+
+
+def test_a_build_that_asks_for_some_toolkit_extras_gets_those_wheels_only(matrices):
+    """torch 2.14's cu126 asks cuda-toolkit 12.6.3 for ten extras, not nvjitlink, which it requires
+    with a range of its own: that range is its pin, not 12.6.3's ==12.6.85.* beside it."""
+    release = next(r for r in matrices.torch if str(r.version) == "2.14.1")
+    build = next(b for b in release.builds if b.tag == "cu126" and "linux-x86_64" in b.platforms)
+    assert build.pins["cuda-toolkit"] == "==12.6.3" and build.pins["nvidia-nvjitlink-cu12"] == ">=12.6.85,<13"
+    assert build.pins["nvidia-cublas-cu12"] == "==12.6.4.1.*" and build.pins["nvidia-nvtx-cu12"] == "==12.6.77.*"
+    older = next(r for r in matrices.torch if str(r.version) == "2.13.0")
+    whole = next(b for b in older.builds if b.tag == "cu126" and "linux-x86_64" in b.platforms)
+    assert whole.pins["nvidia-nvjitlink-cu12"] == "==12.6.85.*"  # all eleven extras
 
 
 def test_a_file_named_for_another_line_is_rejected(tmp_path):

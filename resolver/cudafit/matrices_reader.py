@@ -4,10 +4,11 @@ cache miss and by `cudafit data check`. Each framework's files are read by its p
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
@@ -150,7 +151,7 @@ def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = No
 
 
 def _nvidia(file: str, doc: dict, dates: list[str]):
-    only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver", "toolkit_wheel"})
+    only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver", "toolkit_wheel", "toolkit_wheel_extras"})
     sources = read_header(file, doc)
     dates.append(doc["data_date"])
     toolkits: dict[tuple[int, int], Toolkit] = {}
@@ -212,8 +213,20 @@ def _nvidia(file: str, doc: dict, dates: list[str]):
     return compat, toolkits, tuple(archs), _jetpacks(file, doc, sources, owner), major, _toolkit_wheels(file, doc, sources)
 
 
-def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> dict[str, dict[str, str]]:
-    """cuda-toolkit metapackage version -> the NVIDIA library wheels its extras pin."""
+class ToolkitWheels(NamedTuple):
+    pins: dict[str, dict[str, str]]  # cuda-toolkit version -> the NVIDIA library wheel each extra pins
+    extras: dict[str, str]  # extra -> the name of its wheel, less the -cu12 suffix of CUDA 12's
+
+
+def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> ToolkitWheels:
+    """cuda-toolkit metapackage version -> the NVIDIA library wheels its extras pin, and which wheel
+    each extra names (a build may ask for some extras only)."""
+    raw_extras = doc.get("toolkit_wheel_extras", {})
+    e = Entry(file, "[toolkit_wheel_extras]", raw_extras if isinstance(raw_extras, dict) else {}, sources)
+    if not isinstance(raw_extras, dict):
+        raise DataError(f"{file}: [toolkit_wheel_extras] must be a table of extra = wheel name")
+    extras = {name: e.get(name, read_str) for name in raw_extras if name != "source"}
+    e.finish()
     wheels: dict[str, dict[str, str]] = {}
     for i, raw in enumerate(entries(file, doc, "toolkit_wheel", "toolkit_wheel"), 1):
         e = Entry(file, f"[[toolkit_wheel]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
@@ -223,23 +236,39 @@ def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> dict[str, dict[s
             raise e.fail("version", "defined twice")
         wheels[version] = e.get("pins", read_pins)
         e.finish()
-    return wheels
+    return ToolkitWheels(wheels, extras)
 
 
-def _with_toolkit_wheels(file: str, releases: Any, wheels: dict[str, dict[str, str]]) -> tuple:
-    """Each build of `file` that requires cuda-toolkit==X also pins the library wheels X brings, so
-    that the solver compares them with other frameworks' nvidia-* pins (an explicit pin on the same
-    wheel stays, and both must hold)."""
+def _with_toolkit_wheels(file: str, releases: Any, wheels: ToolkitWheels) -> tuple:
+    """Each build of `file` that requires cuda-toolkit==X (or cuda-toolkit[EXTRA,...]==X, some of
+    its extras only) also pins the library wheels X brings for those extras, so that the solver
+    compares them with other frameworks' nvidia-* pins (an explicit pin on the same wheel stays,
+    and both must hold)."""
+    from packaging.requirements import InvalidRequirement, Requirement
 
     def expand(release: Any, build: Any) -> Any:
-        spec = (build.pins or {}).get("cuda-toolkit")
-        if not spec:
+        key = next((k for k in build.pins or {} if k == "cuda-toolkit" or k.startswith("cuda-toolkit[")), None)
+        if key is None:
             return build
+        spec = build.pins[key]
+        where = f"{file}: [[build]] {build.tag} of {release.version}: field 'pins'"
+        try:
+            asked = Requirement(f"{key}{spec}")
+        except InvalidRequirement:
+            raise DataError(f"{where}: {key} {spec!r} is not a requirement") from None
         version = spec[2:] if spec.startswith("==") and "," not in spec else None
-        if version is None or version not in wheels:
-            raise DataError(f"{file}: [[build]] {build.tag} of {release.version}: field 'pins': cuda-toolkit {spec} has no [[toolkit_wheel]] in nvidia.toml")
-        pins = dict(build.pins)
-        for dist, wheel_spec in wheels[version].items():
+        if version is None or version not in wheels.pins:
+            raise DataError(f"{where}: cuda-toolkit {spec} has no [[toolkit_wheel]] in nvidia.toml")
+        brought = wheels.pins[version]
+        if asked.extras:
+            unknown = sorted(asked.extras - set(wheels.extras))
+            if unknown:
+                raise DataError(f"{where}: cuda-toolkit extra(s) {', '.join(unknown)} not in [toolkit_wheel_extras] of nvidia.toml")
+            names = {wheels.extras[x] for x in asked.extras}
+            brought = {dist: s for dist, s in brought.items() if re.sub(r"-cu\d+$", "", dist) in names}
+        pins = {k: v for k, v in build.pins.items() if k != key}
+        pins["cuda-toolkit"] = spec
+        for dist, wheel_spec in brought.items():
             pins[dist] = f"{pins[dist]},{wheel_spec}" if dist in pins else wheel_spec
         return build._replace(pins=pins)
 
