@@ -81,8 +81,10 @@ def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
 BROKEN = [
     ("pytorch/torch-2.14.toml", '"cuda-toolkit[cublas,cudart,', '"cuda-toolkit[cublas,cudarrt,',
      "pytorch/torch-2.14.toml: [[build]] cu126 of 2.14.0: field 'pins': cuda-toolkit extra(s) cudarrt not in [toolkit_wheel_extras] of nvidia.toml"),
-    ("nvidia.toml", 'nvtx = "nvidia-nvtx"\nsource = ["pypi-cuda-toolkit"]', 'nvtx = "nvidia-nvtx"\nsource = ["no-such"]',
+    ("nvidia.toml", 'nvtx = "nvidia-nvtx"\ngrade = "measured"\nsource = ["pypi-cuda-toolkit"]', 'nvtx = "nvidia-nvtx"\ngrade = "measured"\nsource = ["no-such"]',
      "nvidia.toml: [toolkit_wheel_extras]: field 'source': names 'no-such'"),
+    ("nvidia.toml", 'nvtx = "nvidia-nvtx"\ngrade = "measured"', 'nvtx = "nvidia-nvtx"\ngrade = "guessed"',
+     "nvidia.toml: [toolkit_wheel_extras]: field 'grade'"),
     ("nvidia.toml", 'version = "13.0.3"\ngrade = "measured"', 'version = "13.0.9"\ngrade = "measured"',
      "pytorch/torch-2.13.toml: [[build]] cu130 of 2.13.0: field 'pins': cuda-toolkit ==13.0.3 has no [[toolkit_wheel]] in nvidia.toml"),
     ("nvidia.toml", 'version = "13.2.2"\ngrade = "measured"', 'version = "13.2.2"\ngrade = "guessed"',

@@ -109,8 +109,7 @@ def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Opti
     """Why a library that compiles against torch here (flash-attn from its sdist) cannot build with
     the toolkit torch's extension builder would use, or None: better said before the install than
     after an hour of compiling."""
-    from cudafit.doctor.toolkits import extension_toolkit
-    from cudafit.toolkits import find_toolkits
+    from cudafit.toolkits import extension_toolkit, find_toolkits
 
     needs = compiled_here(res)
     if not needs:

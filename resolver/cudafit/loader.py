@@ -110,10 +110,11 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
     if updated_root is None:
         return embedded, Source("embedded", embedded_root)
     try:
-        differs = datahome.unlike_manifest(updated_root, data_files(updated_root))
+        files = data_files(updated_root)
+        differs = datahome.unlike_manifest(updated_root, files)
         if differs:
             raise DataError(differs)
-        updated = _load(updated_root, use_cache)
+        updated = _load(updated_root, use_cache, files)
     except DataError as exc:
         if str(updated_root) not in _warned:
             _warned.add(str(updated_root))
@@ -125,8 +126,8 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
     return embedded, Source("embedded", embedded_root)
 
 
-def _load(root: Path, use_cache: bool) -> Matrices:
-    files = data_files(root)
+def _load(root: Path, use_cache: bool, files: Optional[list[str]] = None) -> Matrices:
+    files = data_files(root) if files is None else files
     cache = _cache_dir() if use_cache else None
     cache_file = None
     if cache is not None:

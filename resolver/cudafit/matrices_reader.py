@@ -225,7 +225,8 @@ def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> ToolkitWheels:
     e = Entry(file, "[toolkit_wheel_extras]", raw_extras if isinstance(raw_extras, dict) else {}, sources)
     if not isinstance(raw_extras, dict):
         raise DataError(f"{file}: [toolkit_wheel_extras] must be a table of extra = wheel name")
-    extras = {name: e.get(name, read_str) for name in raw_extras if name != "source"}
+    e.get("grade", lambda v: v if v in GRADES else fail_type(f"one of {', '.join(GRADES)}"))
+    extras = {name: e.get(name, read_str) for name in raw_extras if name not in ("source", "grade")}
     e.finish()
     wheels: dict[str, dict[str, str]] = {}
     for i, raw in enumerate(entries(file, doc, "toolkit_wheel", "toolkit_wheel"), 1):

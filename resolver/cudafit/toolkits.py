@@ -1,6 +1,6 @@
 """The CUDA toolkits installed on a machine (/usr/local/cuda-*, CUDA_HOME/CUDA_PATH, nvcc on PATH,
-a conda environment's nvcc) and their versions: read by `detect`, `toolkits`, `doctor` and
-`install` alike."""
+a conda environment's nvcc), their versions, and the one a CUDA extension build would use: read
+by `detect`, `toolkits`, `doctor` and `install` alike."""
 
 from __future__ import annotations
 
@@ -104,3 +104,19 @@ def find_toolkits(environ: Mapping[str, str], *, run: detect.Runner = detect.run
     default_root = default.resolve() if default.is_symlink() or default.is_dir() else None
     out = [ToolkitInstall(versions.get(root), root, tuple(how), root == default_root) for root, how in roots.items()]
     return sorted(out, key=lambda t: (t.version is None, tuple(int(p) for p in (t.version or "0").split(".") if p.isdigit()), str(t.root)))
+
+
+def extension_toolkit(environ: Mapping[str, str], toolkits: list[ToolkitInstall]) -> Optional[ToolkitInstall]:
+    """The toolkit torch.utils.cpp_extension (and the builds of flash-attn and friends) would use:
+    CUDA_HOME or CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda."""
+    for how in ("CUDA_HOME", "CUDA_PATH", "PATH"):
+        found = next((t for t in toolkits if how in t.found_by), None)
+        if found is not None and (how != "CUDA_PATH" or "CUDA_HOME" not in environ):
+            return found
+    return next((t for t in toolkits if t.default), None)
+
+
+def pick(toolkits: list[ToolkitInstall], wanted: str) -> Optional[ToolkitInstall]:
+    """The newest toolkit whose version is `wanted` or starts with it (12.6 -> 12.6.85)."""
+    matching = [t for t in toolkits if t.version and (t.version == wanted or t.version.startswith(wanted + "."))]
+    return matching[-1] if matching else None

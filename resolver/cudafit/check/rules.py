@@ -578,9 +578,9 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
 
     out = set()
     for pin in members:
-        provider = BY_MEMBER[pin.name]
-        if not getattr(provider, "REQUIRES", ()):
+        if not _is_library(pin):
             continue
+        provider = BY_MEMBER[pin.name]
         indexes = {url.rstrip("/") for url in _serving(doc, pin)}
         pypi = not _indexes_only(doc, pin) or any("pypi.org" in url for url in indexes)
         for release in provider.releases(matrices):
@@ -602,10 +602,9 @@ def _from_pypi(doc: Document, members: list[Pin], matrices: Matrices, policy: Po
     PyTorch index in the file), the set as pip installs it on Linux x86_64, where every such
     library has wheels: PyPI's own torch build (CUDA 13 from 2.11), not any build of that version.
     The result only where it differs (it fails), else None."""
-    from cudafit.frameworks import BY_FAMILY
     from cudafit.solve import resolve
 
-    if not any(getattr(BY_FAMILY[_family(p)], "REQUIRES", ()) for p in members):
+    if not any(_is_library(p) for p in members):
         return None
     specs = [_spec(doc, p, _ANY, matrices) for p in members]
     if specs == [_spec(doc, p) for p in members]:

@@ -25,15 +25,14 @@ def data() -> None:
 def data_check(folder: Optional[Path]):
     """Load and validate every data file; exit 2 naming file, entry and field of each problem."""
     from cudafit import datahome
-    from cudafit.loader import check, data_dir
+    from cudafit.loader import check, data_dir, data_files
 
-    folders = [folder] if folder else [data_dir(), *filter(None, [datahome.current_root()])]
+    update = None if folder else datahome.current_root()
+    folders = [folder] if folder else [data_dir(), *([update] if update else [])]
     failed = False
     for root in folders:
         m, problems = check(root)
-        if root != folder and root != folders[0]:  # the installed update: as its bundle had it
-            from cudafit.loader import data_files
-
+        if root == update:  # the installed update holds the files its bundle had
             differs = datahome.unlike_manifest(root, data_files(root))
             problems = [differs, *problems] if differs else problems
         for problem in problems:

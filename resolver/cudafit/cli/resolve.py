@@ -22,7 +22,7 @@ from cudafit.machine import MachineOptions
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_not, env_name):
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
-    from cudafit import staleness
+    from cudafit import fileio, staleness
     from cudafit.machine import build_machine
     from cudafit.report import resolution_json, resolution_text
     from cudafit.solve import resolve as solve
@@ -34,16 +34,12 @@ def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_
     if output is not None and fmt is None and not as_json:
         raise click.UsageError("-o/--output writes the --format or the --json output; give one of them")
     if output is not None:
-        from cudafit import fileio
-
         fileio.check_output(output)  # a directory, a socket, ... is refused before any work
 
     def put(text: str) -> None:
         if output is None:
             click.echo(text, nl=False)
         else:
-            from cudafit import fileio
-
             fileio.write_output(output, text)
             click.echo(f"wrote {output}", err=True)
 
@@ -72,7 +68,6 @@ def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_
     if not res.ok or fmt is None:
         click.echo(resolution_text(res), nl=False, err=not res.ok and fmt is not None)
         return 0 if res.ok else 1
-    from cudafit import fileio
     from cudafit.emit import EmitOptions, render
 
     existing = fileio.read_existing(output) if output is not None and fmt == "uv-project" else None

@@ -14,8 +14,7 @@ def toolkits(as_json):
     """List the CUDA toolkits installed here (/usr/local/cuda-*, CUDA_HOME, nvcc on PATH, conda)."""
     import os
 
-    from cudafit.doctor.toolkits import extension_toolkit
-    from cudafit.toolkits import find_toolkits
+    from cudafit.toolkits import extension_toolkit, find_toolkits
 
     found = find_toolkits(os.environ)
     used = extension_toolkit(os.environ, found)
@@ -42,9 +41,8 @@ def env_script(wanted, output):
     import os
 
     from cudafit.doctor.toolkits import env_script as script
-    from cudafit.doctor.toolkits import pick
     from cudafit.errors import InputError
-    from cudafit.toolkits import find_toolkits
+    from cudafit.toolkits import find_toolkits, pick
 
     found = find_toolkits(os.environ)
     chosen = pick(found, wanted)

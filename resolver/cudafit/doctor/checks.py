@@ -18,9 +18,8 @@ from cudafit.doctor.environment import requirements_for
 from cudafit.doctor.fixes import Repair, machine_args
 from cudafit.doctor.libraries import DRIVER_LIBRARY, LoadReport
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
-from cudafit.doctor.toolkits import extension_toolkit
 from cudafit.records import Build, Machine, Matrices
-from cudafit.toolkits import ToolkitInstall
+from cudafit.toolkits import ToolkitInstall, extension_toolkit
 
 CODES = {
     "DR001": "no NVIDIA driver",

@@ -1,28 +1,11 @@
-"""Which CUDA toolkit a CUDA extension build would use, picking one, and a shell script that
-selects one (the toolkits themselves: cudafit.toolkits)."""
+"""A shell script that selects one CUDA toolkit (the toolkits themselves, and which one an
+extension build would use: cudafit.toolkits)."""
 
 from __future__ import annotations
 
 import shlex
-from typing import Mapping, Optional
 
 from cudafit.toolkits import ToolkitInstall
-
-
-def extension_toolkit(environ: Mapping[str, str], toolkits: list[ToolkitInstall]) -> Optional[ToolkitInstall]:
-    """The toolkit torch.utils.cpp_extension (and the builds of flash-attn and friends) would use:
-    CUDA_HOME or CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda."""
-    for how in ("CUDA_HOME", "CUDA_PATH", "PATH"):
-        found = next((t for t in toolkits if how in t.found_by), None)
-        if found is not None and (how != "CUDA_PATH" or "CUDA_HOME" not in environ):
-            return found
-    return next((t for t in toolkits if t.default), None)
-
-
-def pick(toolkits: list[ToolkitInstall], wanted: str) -> Optional[ToolkitInstall]:
-    """The newest toolkit whose version is `wanted` or starts with it (12.6 -> 12.6.85)."""
-    matching = [t for t in toolkits if t.version and (t.version == wanted or t.version.startswith(wanted + "."))]
-    return matching[-1] if matching else None
 
 
 def env_script(chosen: ToolkitInstall, toolkits: list[ToolkitInstall]) -> str:

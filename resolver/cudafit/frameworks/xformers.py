@@ -11,7 +11,7 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 
 import cudafit.frameworks.library as library
-from cudafit import evidence, rules
+from cudafit import rules
 from cudafit.frameworks.base import single_member_protocol
 from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
 
@@ -31,7 +31,7 @@ def candidates(
     def judge(release: LibraryRelease, build: Build) -> library.Verdict:
         if library.no_gpu(machine, policy):
             reason = "xformers' PyPI wheels are CUDA builds; without an NVIDIA GPU they have no kernels to run"
-            return Rejection(FAMILY, release.version, build.tag, "accelerator", reason, evidence.describe(build.evidence))
+            return Rejection(FAMILY, release.version, build.tag, "accelerator", reason, library.evidence_text(build))
         return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)
 
     return library.candidates(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge, lambda r, b: (None, ""))
