@@ -10,6 +10,8 @@ from typing import Callable, Optional
 
 from cudafit.check import conda_env, lockfiles, pyproject, requirements
 from cudafit.check.model import Document
+from cudafit.check.source import regular_file
+from cudafit.errors import InputError
 
 Reader = Callable[[Path], Document]
 
@@ -41,6 +43,10 @@ def reader_by_name(path: Path) -> Optional[Reader]:
 
 def reader_by_content(path: Path) -> Reader:
     """A file named on the command line under another name (ci/gpu-deps.txt, deps.lock)."""
+    try:
+        regular_file(path)
+    except InputError:
+        return requirements.read  # the reader says why, without opening it
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096).decode("utf-8", "replace")

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from cudafit.check.model import Document, Pin, Span
+from cudafit.check.model import Document, Pin, Problem, Span
+from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.pyproject import load_toml
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
@@ -23,7 +24,9 @@ def read_uv_lock(path: Path) -> Document:
     if version not in UV_LOCK_VERSIONS:
         raise InputError(f"{path}:1: uv.lock version {version!r} is not one cudafit reads (known: {', '.join(map(str, UV_LOCK_VERSIONS))})")
     packages = data.get("package")
-    return _document(path, text, "uv-lock", "package", packages if isinstance(packages, list) else [], _uv_index)
+    doc = _document(path, text, "uv-lock", "package", packages if isinstance(packages, list) else [], _uv_index, _uv_marker)
+    requires = data.get("requires-python")
+    return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
 
 
 def read_pylock(path: Path) -> Document:
@@ -33,7 +36,9 @@ def read_pylock(path: Path) -> Document:
     if version.split(".")[0] not in PYLOCK_MAJORS:
         raise InputError(f"{path}:1: pylock lock-version {version!r} is not one cudafit reads (known: 1.x)")
     packages = data.get("packages")
-    return _document(path, text, "pylock", "packages", packages if isinstance(packages, list) else [], _pylock_index)
+    doc = _document(path, text, "pylock", "packages", packages if isinstance(packages, list) else [], _pylock_index, _pylock_marker)
+    requires = data.get("requires-python")
+    return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
 
 
 def _uv_index(entry: dict) -> Optional[str]:
@@ -48,22 +53,60 @@ def _pylock_index(entry: dict) -> Optional[str]:
     return index if isinstance(index, str) else None
 
 
-def _document(path: Path, text: str, kind: str, table: str, packages: list[Any], index_of) -> Document:
+def _pylock_marker(entry: dict) -> Optional[str]:
+    marker = entry.get("marker")
+    return marker if isinstance(marker, str) and marker.strip() else None
+
+
+# uv writes the extras and groups of a project whose extras conflict as extra names of their own:
+# 'extra-8-invokeai-cuda' is extra `cuda` of package `invokeai` (8 characters), 'group-3-app-dev'
+# is group `dev` of `app`.
+_CONFLICT = re.compile(r"'(extra|group)-(\d+)-([^']*)'")
+
+
+def conflict_marker(marker: str) -> str:
+    """A lock marker with uv's conflict names rewritten to the names the environments evaluate
+    (the extra itself; a group as GROUP_EXTRA + its name)."""
+    from cudafit.check.environments import GROUP_EXTRA
+
+    def name(match: re.Match) -> str:
+        kind, length, rest = match[1], int(match[2]), match[3]
+        own = rest[length + 1 :] if len(rest) > length + 1 and rest[length] == "-" else rest
+        return f"'{own}'" if kind == "extra" else f"'{GROUP_EXTRA}{own}'"
+
+    return _CONFLICT.sub(name, marker)
+
+
+def _uv_marker(entry: dict) -> Optional[str]:
+    """Where a locked version is installed: the forks of the resolution it was chosen in (a
+    version every fork shares has none)."""
+    forks = entry.get("resolution-markers")
+    if not isinstance(forks, list) or not forks or not all(isinstance(f, str) for f in forks):
+        return None
+    if any(not f.strip() for f in forks):
+        return None  # one fork holds everywhere
+    return conflict_marker(" or ".join(f"({f})" for f in forks))
+
+
+def _document(path: Path, text: str, kind: str, table: str, packages: list[Any], index_of, marker_of) -> Document:
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 
     lines = text.splitlines()
     headers = [n for n, line in enumerate(lines) if line.strip() == f"[[{table}]]"]
     found: list[Pin] = []
+    problems: list[Problem] = []
     for number, entry in enumerate(packages):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not isinstance(entry.get("version"), str):
             continue
+        span = _name_span(str(path), lines, headers[number] if number < len(headers) else 0, entry["name"])
         try:
             version = Version(entry["version"])
         except InvalidVersion:
+            # uv and pip refuse the whole lockfile: say where, and check the rest.
+            problems.append(Problem(NOT_A_REQUIREMENT, f"{entry['name']} is locked at {entry['version']!r}, which is not a PEP 440 version", span))
             continue
-        span = _name_span(str(path), lines, headers[number] if number < len(headers) else 0, entry["name"])
-        marker = entry.get("marker")
+        marker = marker_of(entry)
         found.append(
             Pin(
                 canonicalize_name(entry["name"]),
@@ -71,11 +114,11 @@ def _document(path: Path, text: str, kind: str, table: str, packages: list[Any],
                 span,
                 version=version.public,
                 local=version.local,
-                marker=marker if isinstance(marker, str) else None,
+                marker=marker,
                 from_index=index_of(entry),
             )
         )
-    return Document(str(path), kind, pins=tuple(found), lines={str(path): tuple(lines)})
+    return Document(str(path), kind, pins=tuple(found), problems=tuple(problems), lines={str(path): tuple(lines)})
 
 
 def _name_span(path: str, lines: list[str], header: int, name: str) -> Span:

@@ -16,6 +16,15 @@ class Span(NamedTuple):
     text: str = ""
 
 
+class Route(NamedTuple):
+    """One entry of `[tool.uv.sources]` for a package: the index it names, and where it applies
+    (an extra or dependency group, a marker); uv takes the first that applies, else the default."""
+
+    url: str
+    selection: str = ""  # "extra cuda", "group dev"; "" for every selection
+    marker: Optional[str] = None
+
+
 class Pin(NamedTuple):
     """A requirement as a file states it. `version` and `local` are set only for an exact pin
     (`==2.5.1+cu124` or a lockfile's version); `specifier` keeps the whole specifier."""
@@ -31,6 +40,7 @@ class Pin(NamedTuple):
     constraint: bool = False  # a -c constraints file line: limits versions, installs nothing
     extras: tuple[str, ...] = ()
     hashed: bool = False  # pinned by --hash too: a new version needs a new hash, so no fix rewrites it
+    routes: tuple[Route, ...] = ()  # uv sources that route it per extra, group or marker (from_index is then None)
 
 
 class IndexRef(NamedTuple):
@@ -73,6 +83,7 @@ class Document(NamedTuple):
     problems: tuple[Problem, ...] = ()
     lines: dict[str, tuple[str, ...]] = {}  # path -> its lines, for suppression comments (never mutated)
     no_index: bool = False  # pip's --no-index: only find-links pages
+    requires_python: str = ""  # the file's requires-python, where it states one
 
 
 class Finding(NamedTuple):
@@ -81,9 +92,10 @@ class Finding(NamedTuple):
     col: int
     code: str
     message: str
-    severity: str  # error | warning
+    severity: str  # error | warning | note (cudafit cannot check it: fails nothing unless --strict)
     fix: str = ""  # how to fix it, in words
     edit: Optional[tuple[Span, str]] = None  # an unambiguous rewrite: the span's text becomes this
+    where: str = ""  # the environments it holds in, where not in all the file describes ("on windows-x86_64")
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code)

@@ -13,10 +13,13 @@ FORMATS = ("text", "json", "github")
 def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True, unreadable: int = 0) -> str:
     lines = [f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}" + (f" (fix: {f.fix})" if show_fixes and f.fix else "") for f in findings]
     errors = sum(f.severity == "error" for f in findings)
-    warnings = len(findings) - errors
+    notes = sum(f.severity == "note" for f in findings)
+    warnings = len(findings) - errors - notes
     if findings:
         fixable = sum(f.edit is not None for f in findings)
         summary = f"Found {_count(errors, 'error')} and {_count(warnings, 'warning')} in {_count(files, 'file')} checked."
+        if notes:
+            summary = summary[:-1] + f", and {_count(notes, 'note')} on what cudafit cannot check."
         if fixable:
             summary += f" {fixable} fixable with --fix."
     elif unreadable:
@@ -37,6 +40,7 @@ def as_json(findings: tuple[Finding, ...]) -> str:
             "severity": f.severity,
             "fix": f.fix or None,
             "fixable": f.edit is not None,
+            "environments": f.where or None,
         }
         for f in findings
     ]
@@ -47,10 +51,16 @@ def github(findings: tuple[Finding, ...]) -> str:
     """`::error file=...,line=...,col=...,title=CODE::message`, escaped as the runner expects."""
     out = []
     for f in findings:
-        level = "error" if f.severity == "error" else "warning"
+        level = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
         message = f.message + (f" (fix: {f.fix})" if f.fix else "")
         out.append(f"::{level} file={_prop(f.path)},line={f.line},col={f.col},title={_prop(f.code)}::{_data(message)}")
     return "".join(line + "\n" for line in out)
+
+
+def fails(findings: tuple[Finding, ...], strict: bool = False) -> bool:
+    """Whether the findings fail the hook: errors and warnings do; a note (cudafit cannot check
+    something) only when asked to be strict."""
+    return any(f.severity != "note" or strict for f in findings)
 
 
 def _data(value: str) -> str:

@@ -7,11 +7,12 @@ in document order (the same literal twice is matched to its occurrences in turn)
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 from typing import Any, Optional
 
 from cudafit.check import pins
-from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.model import Document, IndexRef, Pin, Problem, Route, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
@@ -28,26 +29,35 @@ def load_toml(path: Path, text: str) -> dict[str, Any]:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
 
 
+# A TOML line's string literals, left to right; a comment outside a string ends the line.
+_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|#.*$')
+
+
 class Locator:
-    """Finds where each string value of a TOML (or YAML) file is written."""
+    """Finds where each string value of a TOML file is written: the text is scanned once, and
+    each value's occurrences are handed out in document order (the same literal twice is matched
+    to its occurrences in turn), so reading a file costs time linear in its size."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = str(path)
         self.lines = text.splitlines()
-        self.taken: set[tuple[int, int]] = set()
+        self._where: dict[str, deque[tuple[int, int]]] = {}
+        for number, line in enumerate(self.lines, 1):
+            if '"' not in line and "'" not in line:
+                continue
+            for match in _LITERAL.finditer(line):
+                group = 1 if match.group(1) is not None else 2
+                if match.group(group) is not None:
+                    self._where.setdefault(match.group(group), deque()).append((number, match.start() + 2))
 
     def find(self, value: str) -> Span:
         """The first not yet matched occurrence of `value` as a quoted string; line 1 where it
         cannot be found (an escaped string)."""
-        for number in range(len(self.lines)):
-            line = self.lines[number]
-            for quote in ('"', "'"):
-                for match in re.finditer(re.escape(quote + value + quote), line):
-                    where = (number + 1, match.start() + 2)
-                    if where not in self.taken:
-                        self.taken.add(where)
-                        return Span(self.path, where[0], where[1], value)
-        return Span(self.path, 1, 1, "")
+        places = self._where.get(value)
+        if not places:
+            return Span(self.path, 1, 1, "")
+        line, col = places.popleft()
+        return Span(self.path, line, col, value)
 
 
 def read(path: Path) -> Document:
@@ -79,7 +89,11 @@ def read(path: Path) -> Document:
         span = where.find(value)
         pin = pins.parse(value, span, group=group, constraint=constraint)
         if isinstance(pin, Pin):
-            found.append(pin._replace(from_index=sources.get(pin.name)))
+            routes = sources.get(pin.name, ())
+            if len(routes) == 1 and not routes[0].selection and not routes[0].marker:
+                found.append(pin._replace(from_index=routes[0].url))
+            else:
+                found.append(pin._replace(routes=routes))
         elif isinstance(pin, Problem):
             problems.append(pin)
 
@@ -107,7 +121,16 @@ def read(path: Path) -> Document:
         requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True)
     found += _poetry(poetry, where, by_name)
 
-    return Document(str(path), "pyproject", pins=tuple(found), indexes=tuple(indexes), problems=tuple(problems), lines={str(path): tuple(where.lines)})
+    requires_python = project.get("requires-python")
+    return Document(
+        str(path),
+        "pyproject",
+        pins=tuple(found),
+        indexes=tuple(indexes),
+        problems=tuple(problems),
+        lines={str(path): tuple(where.lines)},
+        requires_python=requires_python if isinstance(requires_python, str) else "",
+    )
 
 
 def _table(data: dict, key: str) -> dict:
@@ -119,15 +142,23 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def _uv_sources(sources: Any, by_name: dict[str, str]) -> dict[str, str]:
-    """package -> the URL of the uv index its source names (one per package: the first)."""
+def _uv_sources(sources: Any, by_name: dict[str, str]) -> dict[str, tuple[Route, ...]]:
+    """package -> the uv indexes its sources name, each with the extra, group or marker it is for
+    (InvokeAI routes torch per extra: cpu, cuda, rocm); a source of another kind (git, path, URL)
+    names no index."""
     from packaging.utils import canonicalize_name
 
-    out: dict[str, str] = {}
+    out: dict[str, tuple[Route, ...]] = {}
     for name, source in sources.items() if isinstance(sources, dict) else ():
+        routes = []
         for entry in source if isinstance(source, list) else [source]:
-            if isinstance(entry, dict) and entry.get("index") in by_name:
-                out.setdefault(canonicalize_name(name), by_name[entry["index"]])
+            if not isinstance(entry, dict) or entry.get("index") not in by_name:
+                continue
+            extra, group, marker = entry.get("extra"), entry.get("group"), entry.get("marker")
+            selection = f"extra {extra}" if isinstance(extra, str) else f"group {group}" if isinstance(group, str) else ""
+            routes.append(Route(by_name[entry["index"]], selection, marker if isinstance(marker, str) and marker.strip() else None))
+        if routes:
+            out[canonicalize_name(name)] = tuple(routes)
     return out
 
 

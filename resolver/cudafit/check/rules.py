@@ -35,7 +35,7 @@ RULES = (
     Rule("CF010", "target-does-not-run", "error", "the pinned set does not run on a target machine (driver floor, no kernel image, platform)"),
     Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
-    Rule("CF013", "not-verifiable", "warning", "a pin cudafit cannot check: a release its data does not know, or a fact the check needs is unknown"),
+    Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -78,12 +78,40 @@ def effective_local(doc: Document, pin: Pin) -> Optional[str]:
 
 
 def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list[Finding]:
+    """The file's own findings once, then each environment it describes on its own: one finding
+    per problem, naming the environments it holds in where that is not all of them."""
+    from cudafit.check.environments import describe, environments, relevant, view
+
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
     releases = {str(r.version): r for r in matrices.torch}
-    for rule in (_local_pins, _companions, _extra_index, _conda_channel, _unpinned_cuda13, _markers):
+    for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds):
         found += rule(doc, matrices, releases)
-    found += _joint_and_targets(doc, matrices, targets)
+    every = environments(doc)
+    # Environments that install the same pins on one platform and Python are checked once.
+    views: dict[tuple, tuple[Document, list]] = {}
+    for env in every:
+        seen = view(doc, env)
+        key = (env.platform, env.python, tuple(p for p in seen.pins if relevant(p)))
+        views.setdefault(key, (seen, []))[1].append(env)
+    merged: dict[tuple, tuple[Finding, list]] = {}
+    for seen, envs in views.values():
+        if not any(relevant(p) for p in seen.pins):
+            continue
+        mine = [t for t in targets if _targets_env(t, envs[0])]
+        results = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
+        results += _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
+        for result in results:
+            merged.setdefault((result.path, result.line, result.col, result.code), (result, []))[1].extend(envs)
+    for result, envs in merged.values():
+        where = describe(envs, every)
+        found.append(result._replace(message=f"on {where}: {result.message}", where=where) if where else result)
     return found
+
+
+def _targets_env(target: Target, env) -> bool:
+    """A target machine is checked in the environments of its platform (and Python)."""
+    machine = target.machine
+    return machine.platform == env.platform and (env.python is None or machine.python in (None, env.python))
 
 
 # -- the PyTorch index and its builds ---------------------------------------------------------
@@ -111,12 +139,36 @@ def _never_released(pin, matrices: Matrices) -> bool:
 
 def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
     out = []
+    locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
     for pin in doc.pins:
         if pin.name not in TORCH_MEMBERS or pin.version is None:
             continue
-        if Version(pin.version).is_prerelease:
-            continue  # nightlies and release candidates are not in the data
         release = _release_of(pin, matrices, releases)
+        tags = sorted({b.tag for b in release.builds}) if release is not None else []
+        if release is not None and pin.local is not None and pin.local not in tags:
+            out.append(
+                finding(
+                    "CF002",
+                    pin.span,
+                    f"{pin.name} {pin.version} has no +{pin.local} build (torch {release.version} builds: {', '.join(tags)})",
+                    "pick one of the builds that exist",
+                )
+            )
+            continue
+        # PyPI serves no local version at all, whatever the release (a pre-release, one older
+        # than the data): without a page that serves them, pip and uv find nothing.
+        any_page = any(serves_local_builds(u) for u in _serving(doc, pin))
+        if pin.local is not None and not any_page and not _other_index(doc, pin) and not locked and not doc.no_index:
+            url = matrices.torch_index.format(variant=pin.local)
+            out.append(
+                finding(
+                    "CF001",
+                    pin.span,
+                    f"{pin.name}=={pin.version}+{pin.local} is served only by the PyTorch index, and this file names none",
+                    _index_advice(doc, url),
+                )
+            )
+            continue
         if release is None:
             if _never_released(pin, matrices):
                 known = ", ".join(str(r.version) for r in matrices.torch if r.version.release[:2] == Version(pin.version).release[:2]) or "none"
@@ -129,53 +181,20 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
                     )
                 )
             continue
-        tags = sorted({b.tag for b in release.builds})
         variants = [v for v in (torch_variant(u) for u in _serving(doc, pin)) if v]
-        if pin.local is not None and pin.local not in tags:
-            out.append(
-                finding(
-                    "CF002",
-                    pin.span,
-                    f"{pin.name} {pin.version} has no +{pin.local} build (torch {release.version} builds: {', '.join(tags)})",
-                    "pick one of the builds that exist",
-                )
-            )
-            continue
-        missing = _platforms_without(pin, release)
-        if missing:
-            out.append(
-                finding(
-                    "CF002",
-                    pin.span,
-                    f"{pin.name} {pin.version} has no +{pin.local} build for {', '.join(missing)}, and its marker allows no other platform",
-                    "pick a build that exists there, or fix the marker",
-                )
-            )
-            continue
-        locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
-        any_page = any(serves_local_builds(u) for u in _serving(doc, pin))
-        if pin.local is not None and not variants and not any_page and doc.kind not in ("uv-lock", "pylock") and not doc.no_index:
-            url = matrices.torch_index.format(variant=pin.local)
-            out.append(
-                finding(
-                    "CF001",
-                    pin.span,
-                    f"{pin.name}=={pin.version}+{pin.local} is served only by the PyTorch index, and this file names none",
-                    _index_advice(doc, url),
-                )
-            )
-            continue
         if variants and pin.local is not None and pin.local not in variants and len(set(variants)) == 1:
             index = next(i for i in doc.indexes if torch_variant(i.url) == variants[0]) if pin.from_index is None else None
             edit = None
             if index is not None and not locked and _all_local_tags(doc) == {pin.local}:
                 edit = (index.span, index.span.text.replace(f"/whl/{variants[0]}", f"/whl/{pin.local}"))
+            # Name only a variant this release has: the advice must be something that installs.
+            other = f" or pin +{variants[0]}" if variants[0] in tags else ""
             out.append(
                 finding(
                     "CF003",
                     pin.span,
                     f"{pin.name} pins +{pin.local}, but the index it comes from serves {variants[0]} builds",
-                    f"use the {pin.local} index ({matrices.torch_index.format(variant=pin.local)}) or pin +{variants[0]}",
+                    f"use the {pin.local} index ({matrices.torch_index.format(variant=pin.local)}){other}",
                     edit,
                 )
             )
@@ -187,6 +206,30 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
                     pin.span,
                     f"the {variants[0]} index serves no {pin.name} {pin.version} (torch {release.version} builds: {', '.join(tags)})",
                     "point the index at a variant this release has",
+                )
+            )
+    return out
+
+
+def _other_index(doc: Document, pin: Pin) -> bool:
+    """The pin is read from an index that is neither PyPI nor PyTorch's (a mirror, a company
+    index): cudafit cannot know what it serves, so a local pin there is not its finding."""
+    return any(torch_variant(u) is None and not serves_local_builds(u) and "pypi.org" not in u for u in _serving(doc, pin))
+
+
+def _marked_builds(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    """A marked torch pin whose build exists on none of the platforms its marker allows."""
+    out = []
+    for pin in doc.pins:
+        release = releases.get(pin.version or "") if pin.name == "torch" else None
+        missing = _platforms_without(pin, release) if release is not None else []
+        if missing:
+            out.append(
+                finding(
+                    "CF002",
+                    pin.span,
+                    f"{pin.name} {pin.version} has no +{pin.local} build for {', '.join(missing)}, and its marker allows no other platform",
+                    "pick a build that exists there, or fix the marker",
                 )
             )
     return out
@@ -420,10 +463,6 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
 
 # -- the joint solve, here and on each target ---------------------------------------------------
 
-# With no target, ask whether the set can share one environment at all: Linux x86_64 with a
-# driver past every floor and GPUs unknown, so only the builds' own facts can clash.
-_ANY = Machine(os="linux", arch="x86_64", python=None, driver="999.99.99", driver_known=True, gpus=(), gpus_known=False)
-
 
 def sets(doc: Document) -> dict[str, list[Pin]]:
     """The sets installed together: the main one, and each extra or group on top of it."""
@@ -466,15 +505,18 @@ def _unknown_release(pin: Pin, matrices: Matrices) -> bool:
     return not any(v in known for v in module.pairs(pin.name, version, matrices))
 
 
-def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list:
+def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], env, *, any_targets: bool = False) -> list:
+    """The set of one environment (`doc` is its view) solved jointly: on its platform with every
+    floor met (can the pins share one environment at all?), or on each target of that platform."""
     from cudafit.errors import InputError
     from cudafit.solve import resolve
 
     out = []
+    here = env.machine()
     for group, members in sets(doc).items():
         wheels = [p for p in doc.pins if p.group in ("", group) and p.name.startswith(("nvidia-", "cuda-")) and p.version]
-        if not targets and len(_families(members)) < 2 and not wheels:
-            continue  # one framework, no CUDA wheel pinned beside it and no machine: nothing to solve
+        if not targets and (any_targets or (len(_families(members)) < 2 and not wheels)):
+            continue  # another platform's targets, or one framework with no CUDA wheel beside it: nothing to solve
         members = [p for p in members if _brings_cuda(p, matrices)]
         unknown = [p for p in members if _unknown_release(p, matrices)]
         for pin in unknown:
@@ -494,29 +536,35 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
         if not members:
             continue
         families = _families(members)
-        specs = [_spec(doc, p) for p in members]
+        specs = [_spec(doc, p, here, matrices) for p in members]
         policy = Policy(
             cpu=any(effective_local(doc, p) == "cpu" for p in members), only=reachable, only_reason="not reachable from the indexes this file names"
         )
         where = " (" + group + ")" if group else ""
         try:
-            anywhere = resolve(specs, _ANY, matrices, policy)
+            anywhere = resolve(specs, here, matrices, policy)
         except InputError:
             anywhere = None
-        if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families):
+        if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families) and _built_elsewhere(doc, members, matrices, policy):
+            # The pins name builds this platform has none of (+cu124 on macOS): the file is not
+            # for it. Only a target of this platform says so (CF010).
+            anywhere = None
+            if not targets:
+                continue
+        elif anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families):
             # No release satisfies the pins at all: CF002/CF004 say which and why. The frameworks
             # themselves are still checked, without the companions that disagree.
             members = [p for p in members if p.name in _FAMILY_PACKAGES]
-            specs = [_spec(doc, p) for p in members]
+            specs = [_spec(doc, p, here, matrices) for p in members]
             try:
-                anywhere = resolve(specs, _ANY, matrices, policy) if members else None
+                anywhere = resolve(specs, here, matrices, policy) if members else None
             except InputError:
                 anywhere = None
             if anywhere is None or (not anywhere.ok and _pins_disagree(anywhere, families)):
                 continue
         checks: list[tuple[Optional[Target], Machine]] = [(t, t.machine) for t in targets]
-        if not targets:
-            checks.append((None, _ANY))
+        if not any_targets:
+            checks.append((None, here))
         for target, machine in checks:
             try:
                 res = anywhere if target is None else resolve([_spec(doc, p, machine, matrices) for p in members], machine, matrices, policy)
@@ -524,8 +572,6 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                 continue  # every marker false on this machine: nothing to install there
             if res is None:
                 continue
-            if res.ok and target is None:
-                res = _from_pypi(doc, members, matrices, policy) or res
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
                 continue
@@ -549,7 +595,10 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: tuple[Target,
                         "the torch each library requires)"
                     )
                     verb = "cannot be shown to share" if code == "CF013" else "cannot share"
-                    out.append(finding(code, anchor, f"these pins {verb} one environment{where}: {cause.replace(' that runs here', '')}", fix))
+                    # A plain version from PyPI is PyPI's build: say so, it is often the telling fact.
+                    pypi = [f"{s.split(';')[0]} from PyPI" for p in members if (s := _spec(doc, p, here, matrices)) != _spec(doc, p)]
+                    said = f"these pins {verb} one environment{where}: {cause.replace(' that runs here', '')}"
+                    out.append(finding(code, anchor, said + (f" ({', '.join(pypi)}: no PyTorch index in the file)" if pypi else ""), fix))
             else:
                 out.append(
                     finding(
@@ -597,22 +646,21 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
     return frozenset(out)
 
 
-def _from_pypi(doc: Document, members: list[Pin], matrices: Matrices, policy: Policy):
-    """With a library built against torch in the set and a plain torch pin that PyPI serves (no
-    PyTorch index in the file), the set as pip installs it on Linux x86_64, where every such
-    library has wheels: PyPI's own torch build (CUDA 13 from 2.11), not any build of that version.
-    The result only where it differs (it fails), else None."""
+# Linux x86_64, where every framework has builds, with every floor met: the pins' own facts only.
+_LINUX = Machine(os="linux", arch="x86_64", python=None, driver="999.99.99", driver_known=True, gpus=(), gpus_known=False)
+
+
+def _built_elsewhere(doc: Document, members: list[Pin], matrices: Matrices, policy: Policy) -> bool:
+    """The pins, read as any build of their versions, have builds on Linux x86_64: what one
+    platform lacks is that platform's, not a disagreement between the pins."""
+    from cudafit.errors import InputError
     from cudafit.solve import resolve
 
-    if not any(_is_library(p) for p in members):
-        return None
-    specs = [_spec(doc, p, _ANY, matrices) for p in members]
-    if specs == [_spec(doc, p) for p in members]:
-        return None
-    res = resolve(specs, _ANY, matrices, policy)
-    if res.ok:
-        return None
-    return res._replace(conflicts=tuple(f"from PyPI (no PyTorch index in the file), on Linux x86_64: {c.removeprefix('joint: ')}" for c in res.conflicts))
+    try:
+        res = resolve([_spec(doc, p) for p in members], _LINUX, matrices, policy)
+    except InputError:
+        return False
+    return not _pins_disagree(res, _families(members))
 
 
 def _only_unknowns(res) -> bool:

@@ -23,6 +23,7 @@ class Settings(NamedTuple):
     ignore: tuple[str, ...] = ()
     targets: tuple[dict, ...] = ()
     source: str = ""  # the file they came from, for messages
+    strict: bool = False  # a note (cudafit cannot check it) fails too
 
     def wants(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):
@@ -47,16 +48,19 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
             raise InputError(f'{source}: [tool.cudafit] {key}: expected a list of rule codes like ["CF006"]')
         unknown = [v for v in value if not any(code.startswith(v.upper()) for code in BY_CODE)]
         if unknown:
-            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: CF000-CF012)")
+            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: CF000-CF013)")
         return tuple(v.upper() for v in value)
 
     targets = table.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
         raise InputError(f"{source}: [tool.cudafit] targets: expected an array of tables ([[tool.cudafit.targets]])")
-    unknown_keys = sorted(set(table) - {"select", "ignore", "targets"})
+    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict"})
     if unknown_keys:
-        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, targets)")
-    return Settings(codes("select"), codes("ignore"), tuple(targets), source)
+        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, targets)")
+    strict = table.get("strict", False)
+    if not isinstance(strict, bool):
+        raise InputError(f"{source}: [tool.cudafit] strict: expected true or false, got {strict!r}")
+    return Settings(codes("select"), codes("ignore"), tuple(targets), source, strict)
 
 
 _TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "os", "arch", "python", "jetson", "macos"}

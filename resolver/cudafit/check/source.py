@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from cudafit.errors import InputError
@@ -11,7 +12,24 @@ from cudafit.errors import InputError
 MAX_BYTES = 2 * 1024 * 1024
 
 
+def regular_file(path: Path) -> None:
+    """Refuse what is not a regular file before opening it: a FIFO blocks an open, a device
+    (/dev/zero, also through a symlink) never ends."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a directory")
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        raise InputError(f"{path}: {kind}, not a dependency file; not checked")
+
+
 def read_text(path: Path) -> str:
+    regular_file(path)
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:

@@ -22,6 +22,7 @@ from cudafit.machine import MachineOptions
 @click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="The pyproject.toml with [tool.cudafit] (default: ./pyproject.toml).")
 @click.option("--select", "select", metavar="CODES", help="Only these rules (comma-separated codes or prefixes, e.g. CF001,CF00).")
 @click.option("--ignore", "ignore", metavar="CODES", help="Skip these rules.")
+@click.option("--strict", is_flag=True, help="Fail on notes too: pins cudafit cannot check (a release its data does not know).")
 @click.option("--list-rules", is_flag=True, help="Print the rules, their codes and severities, and exit.")
 def check(
     paths: tuple[Path, ...],
@@ -32,6 +33,7 @@ def check(
     config: Optional[Path],
     select: Optional[str],
     ignore: Optional[str],
+    strict: bool,
     list_rules: bool,
 ):
     """Check dependency files (default: this folder) for pins that cannot install or run: builds that
@@ -57,7 +59,11 @@ def check(
         # ./pyproject.toml is also a file to check: say what is wrong with it, check the others.
         settings, config_error = settings_from(None, ""), str(exc)
     settings = Settings(
-        tuple(_codes(select, "--select")) or settings.select, settings.ignore + tuple(_codes(ignore, "--ignore")), settings.targets, settings.source
+        tuple(_codes(select, "--select")) or settings.select,
+        settings.ignore + tuple(_codes(ignore, "--ignore")),
+        settings.targets,
+        settings.source,
+        strict or settings.strict,
     )
     matrices = load_matrices()
     targets = targets_from(settings, matrices)
@@ -97,7 +103,7 @@ def check(
         click.echo(output.text(findings, report.files, unreadable=len(errors)), nl=False)
     if errors:
         return 2
-    return 1 if findings else 0
+    return 1 if output.fails(findings, settings.strict) else 0
 
 
 def _settings(config: Optional[Path]):

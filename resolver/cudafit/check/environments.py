@@ -1,0 +1,159 @@
+"""The environments a dependency file describes, and the file as each of them sees it.
+
+A file is not one set of pins: markers (`platform_machine == 'aarch64'`), uv's per-extra and
+per-group sources, a lockfile's forked resolutions and extras make it several, one per platform,
+Python and selection (the base set, or an extra or group on top of it). `check` evaluates each on
+its own, so two pins that never install together never clash, and a finding names where it holds.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple, Optional
+
+from cudafit.check.model import Document, Pin
+from cudafit.records import Machine
+
+# The platforms wheels are built for, in the data's names; a file that does not limit its
+# platforms describes all of them.
+PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64")
+# Pythons a file is split by, only where one of its markers asks for the Python.
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+_PYTHON_MARKER = re.compile(r"\bpython_(?:full_)?version\b")
+
+
+class Environment(NamedTuple):
+    platform: str  # linux-x86_64, ...
+    python: Optional[str]  # "3.12"; None where the file does not tell Pythons apart
+    selection: str  # "" (the base set), "extra cuda", "group dev"
+
+    def label(self) -> str:
+        return self.platform + (f", Python {self.python}" if self.python else "") + (f", {self.selection}" if self.selection else "")
+
+    def machine(self) -> Machine:
+        """The environment as the machine the joint check asks about: a driver past every floor
+        and GPUs unknown, so only the builds' own facts can fail."""
+        os_name, arch = self.platform.split("-")
+        return Machine(
+            os=os_name, arch="aarch64" if arch == "arm64" else arch, python=self.python, driver="999.99.99", driver_known=True, gpus=(), gpus_known=False
+        )
+
+
+def relevant(pin: Pin) -> bool:
+    """A pin the environment rules look at: a framework, a library built against one, a CUDA wheel."""
+    from cudafit.frameworks import BY_MEMBER
+
+    return pin.name in BY_MEMBER or pin.name.startswith(("nvidia-", "cuda-"))
+
+
+def selections(doc: Document) -> list[str]:
+    """The base set, and each extra or group a file installs on top of it (a requirements file's
+    includes are all one set: pip installs them together)."""
+    if doc.kind == "requirements":
+        return [""]
+    named = dict.fromkeys(p.group for p in doc.pins if p.group)
+    named.update(dict.fromkeys(r.selection for p in doc.pins for r in p.routes if r.selection))
+    # A lockfile has one set of packages; its markers say which extra or group installs each.
+    for pin in doc.pins:
+        for match in _SELECTION_MARKER.finditer(pin.marker or ""):
+            name = match["extra"] or match["inside"]
+            group = match["extra"] is not None and name.startswith(GROUP_EXTRA) or match["kind"] == "dependency_groups"
+            named[f"group {name.removeprefix(GROUP_EXTRA)}" if group else f"extra {name}"] = None
+    return ["", *named]
+
+
+# `extra == 'cuda'` (uv.lock, as lockfiles.conflict_marker rewrites it) and PEP 751's `'cuda' in extras`.
+_SELECTION_MARKER = re.compile(
+    r"\bextra\s*[=!]=\s*['\"](?P<extra>[^'\"]+)['\"]"
+    r"|['\"](?P<inside>[^'\"]+)['\"]\s+(?:not\s+)?in\s+(?P<kind>extras|dependency_groups)\b"
+)
+
+
+def pythons(doc: Document, pins: list[Pin]) -> list[Optional[str]]:
+    if not any(p.marker and _PYTHON_MARKER.search(p.marker) for p in pins):
+        return [None]
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        allowed = SpecifierSet(doc.requires_python)
+    except InvalidSpecifier:
+        allowed = SpecifierSet()
+    kept = [py for py in PYTHONS if allowed.contains(py, prereleases=True)]
+    return list(kept or PYTHONS)
+
+
+def environments(doc: Document) -> list[Environment]:
+    pins = [p for p in doc.pins if relevant(p)]
+    if not pins:
+        return []
+    return [Environment(platform, python, selection) for selection in selections(doc) for python in pythons(doc, pins) for platform in PLATFORMS]
+
+
+def view(doc: Document, env: Environment) -> Document:
+    """The file as `env` installs it: the pins of its selection whose markers hold there, each
+    from the index its sources name there; markers are settled, so none is left on a pin."""
+    values = _marker_values(env)
+    kept = []
+    for pin in doc.pins:
+        if pin.group and doc.kind != "requirements" and pin.group != env.selection:
+            continue
+        if pin.marker and not holds(pin.marker, values):
+            continue
+        url = pin.from_index
+        if pin.routes:
+            url = next((r.url for r in pin.routes if r.selection in ("", env.selection) and (not r.marker or holds(r.marker, values))), None)
+        kept.append(pin._replace(marker=None, group="", from_index=url, routes=()))
+    return doc._replace(pins=tuple(kept))
+
+
+def _marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
+    from cudafit.solve import marker_env
+
+    values = marker_env(env.machine())
+    values["extra"] = env.selection.split(" ", 1)[1] if env.selection.startswith("extra ") else ""
+    # Lockfiles write a group as a selection of its own (see lockfiles.conflict_marker).
+    if env.selection.startswith("group "):
+        values["extra"] = GROUP_EXTRA + env.selection.split(" ", 1)[1]
+    if env.python is None:
+        # The file does not tell Pythons apart: a Python the frameworks support.
+        values["python_version"], values["python_full_version"] = "3.12", "3.12.0"
+    return tuple(sorted(values.items()))
+
+
+GROUP_EXTRA = "cudafit-group-"
+
+
+@lru_cache(maxsize=4096)  # a file's few markers meet its few environments many times
+def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a marker holds in an environment; one packaging cannot evaluate is taken to hold
+    (a finding then rests on the rest of the file, never on a guess that it does not apply)."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    env: dict = dict(values)
+    extra = env.get("extra", "")
+    # PEP 751's markers ('cuda' in extras, 'dev' in dependency_groups) read sets.
+    env["extras"] = frozenset({extra}) if extra and not extra.startswith(GROUP_EXTRA) else frozenset()
+    env["dependency_groups"] = frozenset({extra.removeprefix(GROUP_EXTRA)}) if extra.startswith(GROUP_EXTRA) else frozenset()
+    try:
+        return bool(Marker(marker).evaluate(env))
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, TypeError, ValueError):
+        return True
+
+
+def describe(envs: list[Environment], every: list[Environment]) -> str:
+    """The environments a finding holds in, in few words: '' where it holds in all of them."""
+    if set(envs) >= set(every):
+        return ""
+    by_rest: dict[tuple[Optional[str], str], list[str]] = {}
+    for env in envs:
+        by_rest.setdefault((env.python, env.selection), []).append(env.platform)
+    parts = []
+    for (python, selection), platforms in by_rest.items():
+        extra = ", ".join(x for x in (python and f"Python {python}", selection) if x)
+        if set(platforms) >= set(PLATFORMS) and extra:
+            parts.append(extra)  # every platform: the selection says it
+            continue
+        where = ", ".join(dict.fromkeys(platforms))
+        parts.append(where + (f" ({extra})" if extra else ""))
+    return "; ".join(parts)
