@@ -125,6 +125,15 @@ def _serving(doc: Document, pin: Pin) -> list[str]:
     return [i.url for i in usable]
 
 
+def _from_pypi(doc: Document, pin: Pin) -> bool:
+    """The pin is read from PyPI alone: no other index, or PyPI's own (a lockfile's registry)."""
+    return all(_is_pypi(u) for u in _serving(doc, pin))
+
+
+def _is_pypi(url: str) -> bool:
+    return url.rstrip("/") in ("https://pypi.org/simple", "https://pypi.python.org/simple", "https://files.pythonhosted.org")
+
+
 def _never_released(pin, matrices: Matrices) -> bool:
     """A torch version inside the release lines the data covers that none of their releases has
     (torch 2.3.2). An older line's version (torch 1.0) is only unknown to the data (CF013)."""
@@ -214,7 +223,7 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
 def _other_index(doc: Document, pin: Pin) -> bool:
     """The pin is read from an index that is neither PyPI nor PyTorch's (a mirror, a company
     index): cudafit cannot know what it serves, so a local pin there is not its finding."""
-    return any(torch_variant(u) is None and not serves_local_builds(u) and "pypi.org" not in u for u in _serving(doc, pin))
+    return any(torch_variant(u) is None and not serves_local_builds(u) and not _is_pypi(u) for u in _serving(doc, pin))
 
 
 def _marked_builds(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
@@ -429,6 +438,9 @@ def _marker_allows(marker: str, machines: list[Machine]) -> bool:
         return True
 
 
+_SELECTION_WORD = re.compile(r"\b(?:extra|extras|dependency_groups)\b")
+
+
 def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
     from cudafit.frameworks import providers
 
@@ -436,7 +448,8 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
     families = {module.MEMBERS[0]: module for module in providers()}
     out = []
     for pin in doc.pins:
-        if pin.name not in families or not pin.marker:
+        # An extra or group is a selection, not a platform: the environments decide it.
+        if pin.name not in families or not pin.marker or _SELECTION_WORD.search(pin.marker):
             continue
         try:
             spec = SpecifierSet(pin.specifier)
@@ -483,7 +496,7 @@ def _spec(doc: Document, pin: Pin, machine: Optional[Machine] = None, matrices: 
     # Only torch's own family is named by local tag on its index; a library read from there
     # (xformers, vllm) is any build of its version.
     local = effective_local(doc, pin) if pin.name in TORCH_MEMBERS else None
-    if local is None and machine is not None and matrices is not None and pin.version and not _serving(doc, pin):
+    if local is None and machine is not None and matrices is not None and pin.version and _from_pypi(doc, pin):
         release = next((r for r in matrices.torch if pin.name == "torch" and str(r.version) == pin.version), None)
         local = (release.pypi_variant or {}).get(machine.platform or "") if release is not None else None
     specifier = f"=={pin.version}+{local}" if local and not pin.local and pin.version else pin.specifier
@@ -525,9 +538,12 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
             said = f"{pin.name} {pin.version} is not in cudafit's data (data of {matrices.data_date}); it was left out of the checks"
             out.append(finding("CF013", pin.span, said, "run `cudafit data update`, or check that the release exists"))
         members = [p for p in members if p not in unknown]
+        # A library by range may resolve to a release older than the data (bitsandbytes before
+        # 0.50): it cannot be judged, so only an exact pin of one takes part.
+        members = [p for p in members if not _is_library(p) or p.version is not None]
         if not members:
             continue
-        reachable = _reachable_library_builds(doc, members, matrices)
+        reachable = _reachable_library_builds(doc, members, matrices) | _reachable_torch_builds(doc, members, matrices, here)
         for pin in [p for p in members if _is_library(p) and p.version and not any(key[:2] == (_family(p), p.version) for key in reachable)]:
             where = ", ".join(sorted(set(_serving(doc, pin)))) or "PyPI"
             said = f"{pin.name} {pin.version} has no build on the index this file names ({where}): pip will not find it there"
@@ -586,7 +602,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
             offered = {c.family for builds in res.offered for c in builds}
             anchor = next((p.span for p in members if _family(p) not in offered), members[0].span)
             if target is None:
-                if any(r.constraint == "joint" for r in res.rejections):
+                if any(r.constraint == "joint" for r in res.rejections) and _each_runs_alone(doc, members, here, matrices, policy):
                     code = "CF013" if _only_unknowns(res) else "CF005"
                     fix = (
                         ""
@@ -661,6 +677,34 @@ def _built_elsewhere(doc: Document, members: list[Pin], matrices: Matrices, poli
     except InputError:
         return False
     return not _pins_disagree(res, _families(members))
+
+
+def _reachable_torch_builds(doc: Document, members: list[Pin], matrices: Matrices, machine: Machine) -> frozenset[tuple[str, str, str]]:
+    """Where torch comes from PyPI (no index in the file, no local tag), the builds PyPI serves
+    on this platform: one per release (CUDA 13 on Linux from 2.11, CPU on Windows and macOS)."""
+    pins = [p for p in members if p.name in TORCH_MEMBERS]
+    if not pins or any(p.local is not None or not _from_pypi(doc, p) for p in pins) or machine.platform is None:
+        return frozenset()
+    platform = machine.platform
+    return frozenset(("torch", str(r.version), r.pypi_variant[platform]) for r in matrices.torch if platform in r.pypi_variant)
+
+
+def _each_runs_alone(doc: Document, members: list[Pin], machine: Machine, matrices: Matrices, policy: Policy) -> bool:
+    """Every framework of the set has a build of its own on this platform: only then is a failure
+    the set's (a clash), not the platform's (xformers has no aarch64 wheels)."""
+    from cudafit.errors import InputError
+    from cudafit.solve import resolve
+
+    by_family: dict[str, list[Pin]] = {}
+    for pin in members:
+        by_family.setdefault(_family(pin), []).append(pin)
+    for pins in by_family.values():
+        try:
+            if not resolve([_spec(doc, p, machine, matrices) for p in pins], machine, matrices, policy).ok:
+                return False
+        except InputError:
+            return False
+    return True
 
 
 def _only_unknowns(res) -> bool:

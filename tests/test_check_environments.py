@@ -1,0 +1,322 @@
+"""`cudafit check` evaluates each environment a file describes on its own (issue 22): markers,
+uv's per-extra and per-group sources, uv.lock forks and conflict extras, pylock markers; plain
+versions are PyPI's builds on each platform; notes fail nothing unless asked; files that are not
+files are refused before reading."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from test_check import check, codes
+
+from cudafit.check.environments import Environment, describe, environments, view
+from cudafit.check.model import Document, Pin, Route, Span
+
+
+def _json(tmp_path, files, *args):
+    result = check(tmp_path, files, "--output-format", "json", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    return result.exit_code, json.loads(result.stdout)
+
+
+# -- environments and views ---------------------------------------------------------------------
+
+
+def _pin(name, spec="", marker=None, group="", routes=(), version=None):
+    return Pin(name, spec, Span("f", 1, 1, name), version=version, marker=marker, group=group, routes=routes)
+
+
+def test_a_file_without_framework_pins_describes_no_environment():
+    assert environments(Document("f", "requirements", pins=(_pin("numpy", "==2.0"),))) == []
+
+
+def test_extras_and_groups_are_selections_and_python_splits_only_where_a_marker_asks():
+    doc = Document("f", "pyproject", pins=(_pin("torch"), _pin("jax", group="extra tpu"), _pin("tensorflow", group="group dev")))
+    envs = environments(doc)
+    assert {e.selection for e in envs} == {"", "extra tpu", "group dev"} and {e.python for e in envs} == {None}
+    marked = doc._replace(pins=(_pin("torch", marker="python_version < '3.12'"),), requires_python=">=3.11")
+    assert {e.python for e in environments(marked)} == {"3.11", "3.12", "3.13"}
+
+
+def test_a_view_keeps_the_pins_of_its_selection_and_platform_and_takes_the_route_that_applies():
+    routes = (Route("https://download.pytorch.org/whl/cpu", "extra cpu"), Route("https://download.pytorch.org/whl/cu128", "extra cuda"))
+    doc = Document(
+        "f",
+        "pyproject",
+        pins=(_pin("torch", routes=routes), _pin("xformers", group="extra cuda"), _pin("torchvision", marker="sys_platform == 'linux'")),
+    )
+    cuda = view(doc, Environment("linux-x86_64", None, "extra cuda"))
+    assert [(p.name, p.from_index) for p in cuda.pins] == [("torch", "https://download.pytorch.org/whl/cu128"), ("xformers", None), ("torchvision", None)]
+    mac = view(doc, Environment("macos-arm64", None, "extra cpu"))
+    assert [(p.name, p.from_index) for p in mac.pins] == [("torch", "https://download.pytorch.org/whl/cpu")]
+    # no route applies in the base set: the default index
+    assert view(doc, Environment("linux-x86_64", None, "")).pins[0].from_index is None
+
+
+def test_describe_names_only_what_is_not_everywhere():
+    every = [Environment(p, None, s) for s in ("", "extra cuda") for p in ("linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64")]
+    assert describe(every, every) == ""
+    assert describe([every[0]], every) == "linux-x86_64"
+    assert describe(every[4:], every) == "extra cuda"
+
+
+# -- real shapes of files -----------------------------------------------------------------------
+
+# InvokeAI's shape: torch routed per extra to the cpu, cuda and rocm indexes (uv sources with
+# `extra`), and the extras declared as conflicting.
+INVOKEAI_STYLE = """
+[project]
+name = "app"
+requires-python = ">=3.10"
+dependencies = ["torch==2.7.1", "torchvision==0.22.1"]
+[project.optional-dependencies]
+cpu = ["torch==2.7.1", "torchvision==0.22.1"]
+cuda = ["torch==2.7.1", "torchvision==0.22.1"]
+rocm = ["torch==2.7.1", "torchvision==0.22.1"]
+[tool.uv]
+conflicts = [[{ extra = "cpu" }, { extra = "cuda" }, { extra = "rocm" }]]
+[[tool.uv.index]]
+name = "torch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+explicit = true
+[[tool.uv.index]]
+name = "torch-cuda"
+url = "https://download.pytorch.org/whl/cu128"
+explicit = true
+[[tool.uv.index]]
+name = "torch-rocm"
+url = "https://download.pytorch.org/whl/rocm6.3"
+explicit = true
+[tool.uv.sources]
+torch = [
+  { index = "torch-cpu", extra = "cpu" },
+  { index = "torch-cuda", extra = "cuda" },
+  { index = "torch-rocm", extra = "rocm", marker = "sys_platform == 'linux'" },
+]
+torchvision = [
+  { index = "torch-cpu", extra = "cpu" },
+  { index = "torch-cuda", extra = "cuda" },
+  { index = "torch-rocm", extra = "rocm", marker = "sys_platform == 'linux'" },
+]
+"""
+
+
+def test_torch_routed_per_extra_is_each_extras_build_and_clean(tmp_path):
+    assert codes(tmp_path, {"pyproject.toml": INVOKEAI_STYLE}) == []
+
+
+def test_a_route_to_an_index_without_the_release_names_its_extra(tmp_path):
+    text = INVOKEAI_STYLE.replace('url = "https://download.pytorch.org/whl/cu128"', 'url = "https://download.pytorch.org/whl/cu121"')
+    code, found = _json(tmp_path, {"pyproject.toml": text})
+    assert code == 1 and {f["code"] for f in found} == {"CF003"}
+    assert all(f["environments"] == "extra cuda" and f["message"].startswith("on extra cuda: ") for f in found)
+
+
+UV_LOCK_FORKS = """
+version = 1
+revision = 2
+requires-python = ">=3.10"
+resolution-markers = [
+    "sys_platform == 'darwin'",
+    "sys_platform != 'darwin'",
+]
+
+[[package]]
+name = "torch"
+version = "2.5.1"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = [
+    "sys_platform == 'darwin'",
+]
+
+[[package]]
+name = "torch"
+version = "2.5.1+cu124"
+source = { registry = "https://download.pytorch.org/whl/cu124" }
+resolution-markers = [
+    "sys_platform != 'darwin'",
+]
+
+[[package]]
+name = "torchvision"
+version = "0.20.1"
+source = { registry = "https://pypi.org/simple" }
+resolution-markers = [
+    "sys_platform == 'darwin'",
+]
+
+[[package]]
+name = "torchvision"
+version = "0.20.1+cu124"
+source = { registry = "https://download.pytorch.org/whl/cu124" }
+resolution-markers = [
+    "sys_platform != 'darwin'",
+]
+"""
+
+
+def test_a_uv_lock_with_per_platform_forks_is_clean(tmp_path):
+    assert codes(tmp_path, {"uv.lock": UV_LOCK_FORKS}) == []
+
+
+def test_a_uv_lock_fork_whose_companion_is_of_another_variant_is_named_on_its_platforms(tmp_path):
+    fork = 'version = "0.20.1+cu124"\nsource = { registry = "https://download.pytorch.org/whl/cu124" }'
+    text = UV_LOCK_FORKS.replace(fork, fork.replace("cu124", "cu121"))
+    code, found = _json(tmp_path, {"uv.lock": text})
+    assert code == 1 and [f["code"] for f in found] == ["CF004"]
+    assert found[0]["environments"] == "linux-x86_64, linux-aarch64, windows-x86_64"
+
+
+def test_uv_lock_conflict_extras_are_selections_of_their_own(tmp_path):
+    text = """
+    version = 1
+    requires-python = ">=3.10"
+
+    [[package]]
+    name = "torch"
+    version = "2.5.1+cpu"
+    source = { registry = "https://download.pytorch.org/whl/cpu" }
+    resolution-markers = ["extra == 'extra-3-app-cpu'"]
+
+    [[package]]
+    name = "torch"
+    version = "2.5.1+cu124"
+    source = { registry = "https://download.pytorch.org/whl/cu124" }
+    resolution-markers = ["extra == 'extra-3-app-cuda'"]
+
+    [[package]]
+    name = "torchvision"
+    version = "0.20.1+cpu"
+    source = { registry = "https://download.pytorch.org/whl/cpu" }
+    resolution-markers = ["extra == 'extra-3-app-cpu'"]
+
+    [[package]]
+    name = "torchvision"
+    version = "0.20.1+cu124"
+    source = { registry = "https://download.pytorch.org/whl/cu124" }
+    resolution-markers = ["extra == 'extra-3-app-cuda'"]
+    """
+    assert codes(tmp_path, {"uv.lock": text}) == []
+
+
+def test_pylock_markers_split_environments(tmp_path):
+    text = """
+    lock-version = "1.0"
+    created-by = "uv"
+    requires-python = ">=3.10"
+
+    [[packages]]
+    name = "torch"
+    version = "2.5.1"
+    marker = "sys_platform == 'darwin'"
+    index = "https://pypi.org/simple"
+
+    [[packages]]
+    name = "torch"
+    version = "2.5.1+cu124"
+    marker = "sys_platform == 'linux'"
+    index = "https://download.pytorch.org/whl/cu124"
+
+    [[packages]]
+    name = "torchvision"
+    version = "0.20.1+cu124"
+    marker = "sys_platform == 'linux'"
+    index = "https://download.pytorch.org/whl/cu124"
+
+    [[packages]]
+    name = "torchvision"
+    version = "0.20.1"
+    marker = "sys_platform == 'darwin'"
+    index = "https://pypi.org/simple"
+    """
+    assert codes(tmp_path, {"pylock.toml": text}) == []
+
+
+def test_a_lockfile_version_that_is_not_pep_440_is_an_error_naming_its_line(tmp_path):
+    text = 'version = 1\nrequires-python = ">=3.10"\n\n[[package]]\nname = "torch"\nversion = "2.5.1-cu124!!"\nsource = { registry = "https://pypi.org/simple" }\n'
+    code, found = _json(tmp_path, {"uv.lock": text})
+    assert code == 1 and [(f["code"], f["line"]) for f in found] == [("CF000", 5)] and "2.5.1-cu124!!" in found[0]["message"]
+
+
+# -- plain versions are PyPI's builds; pins are what the wheel asks for --------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # torch 2.12's wheels ask cuda-toolkit for ten extras and pin cuBLAS as a range of their own
+        ("torch==2.12.1\nnvidia-cublas==13.1.1.3\n", []),
+        ("torch==2.12.1\nnvidia-cublas==13.2.0.9\n", ["CF005"]),
+        # PyPI's torch 2.13 is CUDA 13 on Linux; TensorFlow's [and-cuda] is CUDA 12
+        ("torch==2.13.0\ntensorflow[and-cuda]==2.20.0\n", ["CF005"]),
+        ("--index-url https://download.pytorch.org/whl/cu126\n--extra-index-url https://pypi.org/simple\ntorch==2.13.0\ntensorflow[and-cuda]==2.20.0\n", []),
+        ("torch==2.9.0\nnvidia-cudnn-cu12==8.9.7.29\n", ["CF005"]),
+        ("torch==2.9.0\nnvidia-cudnn-cu12==9.10.2.21\n", []),
+    ],
+)
+def test_plain_versions_are_pypis_builds_with_the_pins_their_wheels_name(tmp_path, text, expected):
+    assert codes(tmp_path, {"requirements.txt": text}) == expected
+
+
+def test_a_clash_names_pypis_build_and_the_platform(tmp_path):
+    _code, found = _json(tmp_path, {"requirements.txt": "torch==2.13.0\ntensorflow[and-cuda]==2.20.0\n"})
+    assert found[0]["environments"] == "linux-x86_64"
+    assert "torch==2.13.0+cu130 from PyPI" in found[0]["message"] and "CUDA 13 and CUDA 12" in found[0]["message"]
+
+
+@pytest.mark.parametrize("line", ["torch==2.16.0.dev20261101+cu132", "torch==2.6.0rc1+cu126", "torch==1.12.1+cu113", "torchvision==0.13.1+cu113"])
+def test_a_local_pin_without_an_index_is_cf001_whatever_its_release(tmp_path, line):
+    assert "CF001" in codes(tmp_path, {"requirements.txt": line + "\n"})
+
+
+def test_a_local_pin_from_a_mirror_is_not_cudafits_to_judge(tmp_path):
+    assert "CF001" not in codes(tmp_path, {"requirements.txt": "--index-url https://mirror.example.com/pytorch/cu124\ntorch==2.5.1+cu124\n"})
+
+
+# -- severity ----------------------------------------------------------------------------------
+
+
+def test_a_note_is_shown_but_fails_only_when_strict(tmp_path):
+    files = {"requirements.txt": "torch==2.99.0\ntensorflow==2.20.0\n"}
+    result = check(tmp_path, files)
+    assert result.exit_code == 0 and "CF013" in result.stdout and "1 note" in result.stdout
+    assert check(tmp_path, files, "--strict").exit_code == 1
+    code, found = _json(tmp_path, files)
+    assert code == 0 and [f["severity"] for f in found] == ["note"]
+    strict = {**files, "pyproject.toml": "[tool.cudafit]\nstrict = true\n"}
+    assert check(tmp_path, strict, "requirements.txt").exit_code == 1
+    bad = check(tmp_path, {**files, "pyproject.toml": '[tool.cudafit]\nstrict = "yes"\n'}, "requirements.txt")
+    assert bad.exit_code == 2 and "strict" in bad.stderr
+
+
+# -- files that are not files ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "link-to-device"])
+def test_a_fifo_or_device_is_one_line_and_exit_2_before_reading(tmp_path, kind):
+    target = tmp_path / "requirements.txt"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "link-to-device":
+        target.symlink_to("/dev/zero")
+    else:
+        target = "/dev/zero"
+    result = check(tmp_path, {}, str(target))
+    assert result.exit_code == 2 and "not a dependency file" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- speed: readers are linear --------------------------------------------------------------------
+
+
+def test_the_pyproject_reader_places_every_value_of_a_large_file(tmp_path):
+    extras = "\n".join(f'e{i} = ["pkg{i}>=1", "torch>=2.4"]' for i in range(3000))
+    text = f'[project]\nname = "x"\ndependencies = ["torch>=2.4"]\n[project.optional-dependencies]\n{extras}\n'
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text)
+    from cudafit.check.pyproject import read
+
+    doc = read(path)
+    torch = [p.span.line for p in doc.pins if p.name == "torch"]
+    assert torch == [3] + list(range(5, 3005)) and all(p.span.col == len(f"e{p.name[3:]} = [\"") + 1 for p in doc.pins if p.name.startswith("pkg"))
