@@ -42,9 +42,14 @@ class Environment(NamedTuple):
 
 def relevant(pin: Pin) -> bool:
     """A pin the environment rules look at: a framework, a library built against one, a CUDA wheel."""
+    return pin.name.startswith(("nvidia-", "cuda-")) or pin.name in _members()
+
+
+@lru_cache(maxsize=1)
+def _members() -> frozenset[str]:
     from cudafit.frameworks import BY_MEMBER
 
-    return pin.name in BY_MEMBER or pin.name.startswith(("nvidia-", "cuda-"))
+    return frozenset(BY_MEMBER)
 
 
 def selections(doc: Document) -> list[str]:
@@ -84,6 +89,7 @@ def pythons(doc: Document, pins: list[Pin]) -> list[Optional[str]]:
 
 
 def environments(doc: Document) -> list[Environment]:
+    """Every environment of the file (`doc` holds the pins the environment rules read)."""
     pins = [p for p in doc.pins if relevant(p)]
     if not pins:
         return []
@@ -107,6 +113,7 @@ def view(doc: Document, env: Environment) -> Document:
     return doc._replace(pins=tuple(kept))
 
 
+@lru_cache(maxsize=256)  # a handful of environments, met by every file
 def _marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
     from cudafit.solve import marker_env
 

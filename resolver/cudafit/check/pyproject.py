@@ -19,10 +19,11 @@ from cudafit.errors import InputError
 
 
 def load_toml(path: Path, text: str) -> dict[str, Any]:
+    # tomli first: the same parser as tomllib, compiled in its wheels (lockfiles are megabytes).
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        import tomllib  # type: ignore[no-redef]
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -86,16 +86,18 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     releases = {str(r.version): r for r in matrices.torch}
     for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds):
         found += rule(doc, matrices, releases)
-    every = environments(doc)
+    # The environment rules read frameworks and CUDA wheels only: a lockfile's other hundreds of
+    # packages are left out of every view.
+    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p)))
+    every = environments(ours)
     # Environments that install the same pins on one platform and Python are checked once.
     views: dict[tuple, tuple[Document, list]] = {}
     for env in every:
-        seen = view(doc, env)
-        key = (env.platform, env.python, tuple(p for p in seen.pins if relevant(p)))
-        views.setdefault(key, (seen, []))[1].append(env)
+        seen = view(ours, env)
+        views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1].append(env)
     merged: dict[tuple, tuple[Finding, list]] = {}
     for seen, envs in views.values():
-        if not any(relevant(p) for p in seen.pins):
+        if not seen.pins:
             continue
         mine = [t for t in targets if _targets_env(t, envs[0])]
         results = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
