@@ -11,6 +11,9 @@
 3. The solver on synthetic data 1x, 10x and 100x the real torch table (cost should grow
    about linearly with the number of releases).
 4. `cudafit check` over 500 generated requirement files, beside requirements-txt-fixer.
+   And `cudafit check` over the real files of tests/corpus in one process (target well under
+   2 s), the slowest of them alone beyond start-up (target < 100 ms), and one file describing 8
+   times as many environments beside the same file with one selection (must cost < 8x).
 5. `cudafit doctor --json` over a fake environment of 300 distributions with a CUDA torch whose
    Python library is 40 MB (the arch string is read from it, as on a real install).
 6. `cudafit fleet resolve` over a generated kubectl dump of 10,000 nodes in 40 classes (GPU Feature
@@ -198,6 +201,81 @@ def bench_check(runs: int, env: dict, files: int = 500) -> tuple[float, Optional
         shutil.rmtree(folder, ignore_errors=True)
 
 
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+
+
+def _corpus_files() -> list[Path]:
+    from cudafit.check.files import discover
+
+    return [path for path, _reader in discover([CORPUS])]
+
+
+def bench_corpus(runs: int, env: dict) -> tuple[float, float, str, int]:
+    """(the whole corpus in one process, the slowest file alone beyond a check of a one-line file,
+    that file, the number of files): whole processes, medians."""
+    tool = cudafit_command() + ["check"]
+    files = _corpus_files()
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-corpus-"))
+    try:
+        empty = folder / "requirements.txt"
+        empty.write_text("numpy\n")
+        subprocess.run([*tool, str(CORPUS)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        whole = median_ms([_timed([*tool, str(CORPUS)], env) for _ in range(runs)])
+        base = median_ms([_timed([*tool, str(empty)], env) for _ in range(runs)])
+        # One run each to find the five slowest, then medians of those.
+        first = sorted(((_timed([*tool, str(f)], env), f) for f in files), key=lambda x: x[0], reverse=True)[:5]
+        slowest = max(((median_ms([_timed([*tool, str(f)], env) for _ in range(runs)]), f) for _s, f in first), key=lambda x: x[0])
+        return whole, slowest[0] - base, str(slowest[1].relative_to(CORPUS)), len(files)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _timed(cmd: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
+
+
+def _routed_pyproject(extras: int) -> str:
+    """A pyproject whose torch is routed to a PyTorch index per extra (InvokeAI's shape)."""
+    variants = ["cpu", "cu118", "cu121", "cu124", "cu126", "cu128", "cu129", "cu130"][: extras + 1]
+    lines = ['[project]\nname = "x"\ndependencies = ["torch==2.7.1", "torchvision==0.22.1"]\n[project.optional-dependencies]']
+    lines += [f'e{i} = ["torch==2.7.1", "torchvision==0.22.1"]' for i in range(extras)]
+    lines += [f'[[tool.uv.index]]\nname = "{v}"\nurl = "https://download.pytorch.org/whl/{v}"\nexplicit = true' for v in variants]
+    routes = ", ".join(f'{{ index = "{variants[i + 1]}", extra = "e{i}" }}' for i in range(extras))
+    lines += ["[tool.uv.sources]", f"torch = [{routes}]", f"torchvision = [{routes}]"]
+    return "\n".join(lines) + "\n"
+
+
+def bench_environments(runs: int) -> tuple[float, float, int, int]:
+    """In process: check_document of a file with 8 selections and of the same file with one."""
+    from cudafit.check.environments import environments
+    from cudafit.check.pyproject import read
+    from cudafit.check.rules import check_document
+    from cudafit.loader import load
+
+    matrices = load()
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-envs-"))
+    try:
+        times, counts = [], []
+        for extras in (0, 7):
+            path = folder / f"{extras}" / "pyproject.toml"
+            path.parent.mkdir()
+            path.write_text(_routed_pyproject(extras))
+            doc = read(path)
+            counts.append(len(environments(doc)))
+            check_document(doc, matrices, ())
+            samples = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                check_document(doc, matrices, ())
+                samples.append(time.perf_counter() - start)
+            times.append(median_ms(samples))
+        return times[0], times[1], counts[0], counts[1]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def bench_doctor(runs: int, env: dict) -> float:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from doctor_env import FakeEnv, elf  # tests/: the fake environments doctor's tests use
@@ -345,6 +423,8 @@ def main() -> int:
         warm, cold = bench_load(args.runs)
         solver = bench_solver(args.runs)
         check_ms, fixer_ms = bench_check(max(3, args.runs // 3), env)
+        corpus = bench_corpus(max(3, args.runs // 3), env)
+        envs = bench_environments(args.runs)
         doctor_ms = bench_doctor(max(3, args.runs // 3), env)
         fleet = bench_fleet(max(3, args.runs // 3), env)
     finally:
@@ -365,6 +445,11 @@ def main() -> int:
     print(f"  data load, parse + validate    {cold:8.2f} ms")
     fixer = f", {check_ms / fixer_ms:4.2f}x requirements-txt-fixer ({fixer_ms:.1f} ms)" if fixer_ms else " (requirements-txt-fixer not installed)"
     print(f"  cudafit check, 500 files x 20 lines {check_ms:8.1f} ms   {500 / (check_ms / 1000):6.0f} files/s{fixer} (target < 1000 ms)")
+    whole, slowest, which, count = corpus
+    print(f"  cudafit check, the corpus ({count} real files) in one process {whole:8.1f} ms (target well under 2000 ms)")
+    print(f"  cudafit check, the slowest corpus file alone, beyond start-up {slowest:8.1f} ms ({which}; target < 100 ms)")
+    one, eight, n_one, n_eight = envs
+    print(f"  check_document, {n_eight} environments vs {n_one}  {eight:8.2f} ms vs {one:.2f} ms   {eight / one:4.2f}x (must be < {n_eight / n_one:.0f}x)")
     print(f"  cudafit doctor --json, 300 dists, 40 MB library {doctor_ms:8.1f} ms   ratio {doctor_ms / bare:4.2f}x python -c pass")
     whole, parse, grouping, solving, classes = fleet
     print(

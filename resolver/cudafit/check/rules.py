@@ -96,12 +96,15 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         seen = view(ours, env)
         views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1].append(env)
     merged: dict[tuple, tuple[Finding, list]] = {}
+    # The index and companion rules depend on the pins alone, not the platform: once per pin set.
+    by_pins: dict[tuple, list[Finding]] = {}
     for seen, envs in views.values():
         if not seen.pins:
             continue
         mine = [t for t in targets if _targets_env(t, envs[0])]
-        results = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
-        results += _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
+        if seen.pins not in by_pins:
+            by_pins[seen.pins] = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
+        results = by_pins[seen.pins] + _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
         for result in results:
             merged.setdefault((result.path, result.line, result.col, result.code), (result, []))[1].extend(envs)
     for result, envs in merged.values():
