@@ -320,3 +320,22 @@ def test_the_pyproject_reader_places_every_value_of_a_large_file(tmp_path):
     doc = read(path)
     torch = [p.span.line for p in doc.pins if p.name == "torch"]
     assert torch == [3] + list(range(5, 3005)) and all(p.span.col == len(f"e{p.name[3:]} = [\"") + 1 for p in doc.pins if p.name.startswith("pkg"))
+
+
+# -- what a folder walk finds -------------------------------------------------------------------
+
+
+def test_a_folder_walk_finds_conda_yaml_and_hidden_ci_folders_but_not_tool_caches(tmp_path):
+    from cudafit.check.files import discover
+
+    for name in ("conda.yaml", "conda-extras.yaml", ".runpod/requirements.txt", ".github/requirements-ci.txt", ".venv/requirements.txt", ".tox/requirements.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("numpy\n")
+    found = sorted(str(p.relative_to(tmp_path)) for p, _r in discover([tmp_path]))
+    assert found == [".github/requirements-ci.txt", ".runpod/requirements.txt", "conda-extras.yaml", "conda.yaml"]
+
+
+def test_conda_versions_compare_padded_with_zeros(tmp_path):
+    env = "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch::pytorch=2.0.0\n  - pytorch::pytorch-cuda=11.7.0\n"
+    assert codes(tmp_path, {"environment.yml": env}) == []
+    assert codes(tmp_path, {"environment.yml": env.replace("11.7.0", "11.6")}) == ["CF007"]

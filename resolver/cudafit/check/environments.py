@@ -31,6 +31,10 @@ class Environment(NamedTuple):
     def label(self) -> str:
         return self.platform + (f", Python {self.python}" if self.python else "") + (f", {self.selection}" if self.selection else "")
 
+    def key(self) -> str:
+        """platform/python/selection, as scripts/uv_oracle.py names environments ('*': any Python)."""
+        return f"{self.platform}/{self.python or '*'}/{self.selection.replace(' ', ':', 1)}"
+
     def machine(self) -> Machine:
         """The environment as the machine the joint check asks about: a driver past every floor
         and GPUs unknown, so only the builds' own facts can fail."""

@@ -23,13 +23,18 @@ BY_NAME: tuple[tuple[str, Reader], ...] = (
     ("pylock.*.toml", lockfiles.read_pylock),
     ("environment*.yml", conda_env.read),
     ("environment*.yaml", conda_env.read),
+    ("conda*.yml", conda_env.read),  # dinov2's conda.yaml, conda-extras.yaml
+    ("conda*.yaml", conda_env.read),
     ("*requirements*.txt", requirements.read),
     ("*requirements*.in", requirements.read),
     ("constraints*.txt", requirements.read),
 )
 # A `requirements/` folder holds requirement files under any name (base.txt, gpu.txt).
 _REQUIREMENT_FOLDERS = ("requirements", "reqs")
-_SKIP_DIRS = {".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist", ".mypy_cache"}
+_SKIP_DIRS = {
+    *(".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"),
+    *(".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".eggs", ".idea", ".vscode", ".ipynb_checkpoints", ".pixi", ".conda"),
+}
 
 
 def reader_by_name(path: Path) -> Optional[Reader]:
@@ -71,7 +76,8 @@ def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
     for path in paths:
         if path.is_dir():
             for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                # Hidden folders hold dependency files too (.github/, .runpod/); tool caches are skipped.
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".venv"))
                 for name in sorted(files):
                     reader = reader_by_name(Path(root, name))
                     if reader is not None:

@@ -95,7 +95,8 @@ class Finding(NamedTuple):
     severity: str  # error | warning | note (cudafit cannot check it: fails nothing unless --strict)
     fix: str = ""  # how to fix it, in words
     edit: Optional[tuple[Span, str]] = None  # an unambiguous rewrite: the span's text becomes this
-    where: str = ""  # the environments it holds in, where not in all the file describes ("on windows-x86_64")
+    where: str = ""  # the environments it holds in, in words, where not in all the file describes ("windows-x86_64")
+    environments: tuple[str, ...] = ()  # their keys (environments.Environment.key); () for every one
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code)

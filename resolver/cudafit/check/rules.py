@@ -109,7 +109,10 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             merged.setdefault((result.path, result.line, result.col, result.code), (result, []))[1].extend(envs)
     for result, envs in merged.values():
         where = describe(envs, every)
-        found.append(result._replace(message=f"on {where}: {result.message}", where=where) if where else result)
+        if where:
+            keys = tuple(sorted({e.key() for e in envs}))
+            result = result._replace(message=f"on {where}: {result.message}", where=where, environments=keys)
+        found.append(result)
     return found
 
 
@@ -387,7 +390,9 @@ def _conda_matches(spec: str, version: Version) -> bool:
         wanted = Version(text)
     except (InvalidSpecifier, InvalidVersion):
         return False
-    return version.release[: len(wanted.release)] == wanted.release
+    # conda compares versions padded with zeros: 11.7.0 is 11.7 (and =11.7 matches 11.7.1).
+    have = version.release + (0,) * max(0, len(wanted.release) - len(version.release))
+    return have[: len(wanted.release)] == wanted.release
 
 
 # -- what pip would pull ----------------------------------------------------------------------
