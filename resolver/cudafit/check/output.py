@@ -16,7 +16,8 @@ def text(findings: tuple[Finding, ...], files: int, show_fixes: bool = True, unr
     notes = sum(f.severity == "note" for f in findings)
     warnings = len(findings) - errors - notes
     if findings:
-        fixable = sum(f.edit is not None for f in findings)
+        # Findings that share one edit (two pins against one index URL) are one fix, as --fix makes it.
+        fixable = len({(f.edit[0], f.edit[1]) for f in findings if f.edit is not None})
         summary = f"Found {_count(errors, 'error')} and {_count(warnings, 'warning')} in {_count(files, 'file')} checked."
         if notes:
             summary = summary[:-1] + f", and {_count(notes, 'note')} on what cudafit cannot check."

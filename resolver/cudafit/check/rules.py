@@ -285,7 +285,8 @@ def _index_advice(doc: Document, url: str) -> str:
         return f'add [[tool.uv.index]] name = "pytorch", url = "{url}", explicit = true, and torch = {{ index = "pytorch" }} under [tool.uv.sources]'
     if doc.kind == "conda-env":
         return f"add `--index-url {url}` to the pip: section"
-    return f"add `--index-url {url}` (and `--extra-index-url https://pypi.org/simple` if other packages need PyPI)"
+    # Never an extra index: pip takes the highest version of a name from any index (CF006).
+    return f"add `--index-url {url}` (it also serves torch's own dependencies; install packages it lacks from PyPI in a command of their own)"
 
 
 def _companions(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
@@ -456,7 +457,9 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
 
     # Each family's own package: its releases' platforms and Pythons are in the data.
     families = {module.MEMBERS[0]: module for module in providers()}
-    out = []
+    out: list[Finding] = []
+    if doc.kind in ("uv-lock", "pylock"):
+        return out  # a lock's markers are its resolver's forks, not a line someone wrote
     for pin in doc.pins:
         # An extra or group is a selection, not a platform: the environments decide it.
         if pin.name not in families or not pin.marker or _SELECTION_WORD.search(pin.marker):
