@@ -339,3 +339,21 @@ def test_conda_versions_compare_padded_with_zeros(tmp_path):
     env = "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch::pytorch=2.0.0\n  - pytorch::pytorch-cuda=11.7.0\n"
     assert codes(tmp_path, {"environment.yml": env}) == []
     assert codes(tmp_path, {"environment.yml": env.replace("11.7.0", "11.6")}) == ["CF007"]
+
+
+# -- [build-system] requires torch --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build, runtime, expected",
+    [
+        ('"torch==2.3.1"', '"torch==2.3.1"', []),
+        ('"torch==2.3.1"', '"torch==2.5.1"', ["CF014"]),
+        ('"torch"', '"torch==2.5.1"', ["CF014"]),  # the isolated build takes the newest torch
+        ('"torch>=2.5,<2.6"', '"torch==2.5.1"', []),
+        ('"torch"', '"torch>=2.4"', ["CF008"]),  # no exact runtime pin: nothing to compare
+    ],
+)
+def test_an_extension_built_against_another_torch_line_is_cf014(tmp_path, build, runtime, expected):
+    text = f'[build-system]\nrequires = ["setuptools", {build}]\n[project]\nname = "ext"\ndependencies = [{runtime}]\n'
+    assert codes(tmp_path, {"pyproject.toml": text}) == expected

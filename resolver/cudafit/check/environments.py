@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple, Optional
 
-from cudafit.check.model import Document, Pin
+from cudafit.check.model import BUILD_SYSTEM, Document, Pin
 from cudafit.records import Machine
 
 # The platforms wheels are built for, in the data's names; a file that does not limit its
@@ -61,7 +61,7 @@ def selections(doc: Document) -> list[str]:
     includes are all one set: pip installs them together)."""
     if doc.kind == "requirements":
         return [""]
-    named = dict.fromkeys(p.group for p in doc.pins if p.group)
+    named = dict.fromkeys(p.group for p in doc.pins if p.group and p.group != BUILD_SYSTEM)
     named.update(dict.fromkeys(r.selection for p in doc.pins for r in p.routes if r.selection))
     # A lockfile has one set of packages; its markers say which extra or group installs each.
     for pin in doc.pins:

@@ -43,6 +43,9 @@ class Pin(NamedTuple):
     routes: tuple[Route, ...] = ()  # uv sources that route it per extra, group or marker (from_index is then None)
 
 
+BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment
+
+
 class IndexRef(NamedTuple):
     """An index a file points pip, uv, Poetry or conda at."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from cudafit.check import pins
-from cudafit.check.model import Document, IndexRef, Pin, Problem, Route, Span
+from cudafit.check.model import BUILD_SYSTEM, Document, IndexRef, Pin, Problem, Route, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
@@ -114,6 +114,8 @@ def read(path: Path) -> Document:
     optional = project.get("optional-dependencies")
     for extra, values in optional.items() if isinstance(optional, dict) else ():
         requirements(values, extra, f"[project.optional-dependencies] {extra}", f"extra {extra}")
+    build = _table(data, "build-system")
+    requirements(build.get("requires"), "requires", "[build-system] requires", BUILD_SYSTEM)
     groups = data.get("dependency-groups")
     for group, values in groups.items() if isinstance(groups, dict) else ():
         # {include-group = ...} tables name no requirement

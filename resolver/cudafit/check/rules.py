@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.model import Document, Finding, Pin, Span
+from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -36,6 +36,7 @@ RULES = (
     Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
+    Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -84,7 +85,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
 
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
     releases = {str(r.version): r for r in matrices.torch}
-    for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds):
+    for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds, _build_torch):
         found += rule(doc, matrices, releases)
     # The environment rules read frameworks and CUDA wheels only: a lockfile's other hundreds of
     # packages are left out of every view.
@@ -252,6 +253,41 @@ def _marked_builds(doc: Document, matrices: Matrices, releases: dict[str, TorchR
     return out
 
 
+def _build_torch(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    """An extension compiled in an isolated build links the torch `[build-system] requires` brings
+    (the newest PyPI has that matches, where it names no version). torch's C++ ABI changes with
+    every minor release, so an extension built against one release line does not load in another:
+    an error where the build's torch is of another line than the one the project pins exactly."""
+    out: list[Finding] = []
+    built = [p for p in doc.pins if p.group == BUILD_SYSTEM and p.name == "torch"]
+    pinned = [p for p in doc.pins if p.group == "" and p.name == "torch" and p.version is not None and not p.marker]
+    if len(built) != 1 or len(pinned) != 1 or not matrices.torch:
+        return out
+    try:
+        spec, runtime = SpecifierSet(built[0].specifier), Version(pinned[0].version or "")
+    except (InvalidSpecifier, InvalidVersion):
+        return out
+    line = runtime.release[:2]
+    known = [r.version for r in matrices.torch if spec.contains(r.version)]
+    newest = max(known, default=None)
+    if newest is None or line not in {r.version.release[:2] for r in matrices.torch}:
+        return out  # a release line the data does not know: nothing to compare with
+    # The build takes the newest that matches; a newer one on PyPI than the data's newest is of
+    # another line still, so only a newest of the pinned line leaves any doubt (and passes).
+    if newest.release[:2] != line:
+        out.append(
+            finding(
+                "CF014",
+                built[0].span,
+                f"the isolated build compiles against torch {newest.major}.{newest.minor} ('{built[0].span.text}' takes the newest that matches), "
+                f"but the project pins torch {pinned[0].version}: torch's C++ ABI changes between release lines, so the extension will not load",
+                f"require torch=={pinned[0].version} in [build-system] requires, or build with --no-build-isolation "
+                "(uv: [tool.uv] extra-build-dependencies with match-runtime = true)",
+            )
+        )
+    return out
+
+
 def _platforms_without(pin: Pin, release: TorchRelease) -> list[str]:
     """The platforms a marked torch pin is meant for, when its build exists on none of them (the
     data lists torch's builds per platform; the companions' are not recorded, so only torch)."""
@@ -405,7 +441,7 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
         return out
     floor = matrices.compat.get(13)
     for pin in doc.pins:
-        if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None:
+        if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None or pin.group == BUILD_SYSTEM:
             continue
         if pin.marker and not _marker_allows(pin.marker, [_machine_on("linux-x86_64", None)]):
             continue
@@ -497,7 +533,7 @@ def sets(doc: Document) -> dict[str, list[Pin]]:
     members = [p for p in doc.pins if p.name in BY_MEMBER and not p.constraint]
     base = [p for p in members if not p.group or doc.kind == "requirements"]
     out = {"": base} if base else {}
-    for group in dict.fromkeys(p.group for p in members if p.group and doc.kind != "requirements"):
+    for group in dict.fromkeys(p.group for p in members if p.group and p.group != BUILD_SYSTEM and doc.kind != "requirements"):
         out[group] = base + [p for p in members if p.group == group]
     return out
 

@@ -48,7 +48,7 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
             raise InputError(f'{source}: [tool.cudafit] {key}: expected a list of rule codes like ["CF006"]')
         unknown = [v for v in value if not any(code.startswith(v.upper()) for code in BY_CODE)]
         if unknown:
-            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: CF000-CF013)")
+            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: CF000-CF014)")
         return tuple(v.upper() for v in value)
 
     targets = table.get("targets", [])
