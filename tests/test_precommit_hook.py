@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DEPENDENCIES = ("click", "packaging", "platformdirs", "tomlkit", "ruamel.yaml", "setuptools", "requests", "urllib3", "idna", "charset-normalizer", "certifi") + (("tomli",) if sys.version_info < (3, 11) else ())
+DEPENDENCIES = ("click", "packaging", "platformdirs", "tomlkit", "tomli", "ruamel.yaml", "setuptools", "requests", "urllib3", "idna", "charset-normalizer", "certifi")
 
 
 def _wheel_from_installed(name: str, into: Path) -> None:
