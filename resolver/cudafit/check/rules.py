@@ -652,7 +652,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
             anchor = next((p.span for p in members if _family(p) not in offered), members[0].span)
             if target is None:
                 if any(r.constraint == "joint" for r in res.rejections) and _each_runs_alone(doc, members, here, matrices, policy):
-                    code = "CF013" if _only_unknowns(res) else "CF005"
+                    code = "CF013" if _only_unknowns(res) or _built_from_source(members, matrices) else "CF005"
                     fix = (
                         ""
                         if code == "CF013"
@@ -754,6 +754,21 @@ def _each_runs_alone(doc: Document, members: list[Pin], machine: Machine, matric
         except InputError:
             return False
     return True
+
+
+def _built_from_source(members: list[Pin], matrices: Matrices) -> bool:
+    """A pinned library that pip may compile from its sdist (flash-attn): the data records the
+    toolkits that build was tried with, not every one it compiles with, so a clash with it is
+    unknown rather than shown."""
+    from cudafit.frameworks import BY_MEMBER
+
+    for pin in members:
+        if not _is_library(pin) or pin.version is None:
+            continue
+        release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version), None)
+        if release is not None and any(b.route == "source" for b in release.builds):
+            return True
+    return False
 
 
 def _only_unknowns(res) -> bool:
