@@ -72,3 +72,23 @@ def test_mutated_files_never_raise(name, data, matrices):
 @given(blob=st.binary(max_size=300))
 def test_random_bytes_never_raise(name, blob, matrices):
     _run(name, blob, matrices)
+
+
+# Real lockfiles of the corpus (the smallest of each kind), mutated: forks, conflict extras and
+# PEP 751 markers that no longer parse must still give findings or a one-line refusal.
+_CORPUS = Path(__file__).parent / "corpus"
+REAL = {
+    "uv.lock": min(_CORPUS.glob("*/uv.lock"), key=lambda p: p.stat().st_size),
+    "pylock.toml": min(_CORPUS.glob("*/pylock*.toml"), key=lambda p: p.stat().st_size),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_real_lockfiles_never_raise(name, data, matrices):
+    text = REAL[name].read_text()
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        text = text[:at] + data.draw(st.sampled_from(["'", '"', " or (", "extra == 'extra-3-", "]", "\n[[package]]\n", "==", "+cu1"])) + text[at:]
+    _run(name, text.encode(), matrices)
