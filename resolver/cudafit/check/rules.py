@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from cudafit.check.environments import Environment
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
@@ -117,7 +118,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     return found
 
 
-def _targets_env(target: Target, env) -> bool:
+def _targets_env(target: Target, env: Environment) -> bool:
     """A target machine is checked in the environments of its platform (and Python)."""
     machine = target.machine
     return machine.platform == env.platform and (env.python is None or machine.python in (None, env.python))
@@ -567,7 +568,7 @@ def _unknown_release(pin: Pin, matrices: Matrices) -> bool:
     return not any(v in known for v in module.pairs(pin.name, version, matrices))
 
 
-def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], env, *, any_targets: bool = False) -> list:
+def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], env: Environment, *, any_targets: bool = False) -> list:
     """The set of one environment (`doc` is its view) solved jointly: on its platform with every
     floor met (can the pins share one environment at all?), or on each target of that platform."""
     from cudafit.errors import InputError
@@ -712,7 +713,7 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
 
 
 # Linux x86_64, where every framework has builds, with every floor met: the pins' own facts only.
-_LINUX = Machine(os="linux", arch="x86_64", python=None, driver="999.99.99", driver_known=True, gpus=(), gpus_known=False)
+_LINUX = Environment("linux-x86_64", None, "").machine()
 
 
 def _built_elsewhere(doc: Document, members: list[Pin], matrices: Matrices, policy: Policy) -> bool:
