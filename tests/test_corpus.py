@@ -150,6 +150,18 @@ def test_every_corpus_file_is_read_without_a_read_error(entry):
     assert not any("Traceback" in e for e in report.errors)
 
 
+def test_the_hook_runs_on_every_file_a_folder_walk_checks():
+    """pre-commit passes the files its `files` pattern matches: the same ones `check .` finds."""
+    from ruamel.yaml import YAML
+
+    from cudafit.check.files import discover
+
+    hook = YAML(typ="safe").load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())[0]
+    pattern = re.compile(hook["files"])
+    walked = [path.relative_to(CORPUS).as_posix() for path, _reader in discover([CORPUS])]
+    assert len(walked) > 150 and [p for p in walked if not pattern.search(p)] == []
+
+
 if __name__ == "__main__":  # python tests/test_corpus.py: the figures the README quotes
     p, r, c = figures()
     print(f"errors: {c['confirmed']} confirmed, {c['false']} false, {c['undetermined']} undetermined; precision {p:.1%}")
