@@ -5,6 +5,7 @@ what runs where go to the solver; no rule re-derives compatibility."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -94,8 +95,12 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     every = environments(ours)
     # Environments that install the same pins on one platform and Python are checked once.
     views: dict[tuple, tuple[Document, list]] = {}
+    # Without a marker the platform does not change which pins a selection installs.
+    marked = any(p.marker or any(r.marker for r in p.routes) for p in ours.pins)
+    seen_by: dict[tuple, Document] = {}
     for env in every:
-        seen = view(ours, env)
+        which = (env.platform if marked else "", env.python, env.selection)
+        seen = seen_by.get(which) or seen_by.setdefault(which, view(ours, env))
         views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1].append(env)
     merged: dict[tuple, tuple[Finding, list]] = {}
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
@@ -678,9 +683,14 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
 
 
 def _is_library(pin: Pin) -> bool:
+    return _library_name(pin.name)
+
+
+@lru_cache(maxsize=None)  # the registry imports a provider per look-up; a file's views ask again and again
+def _library_name(name: str) -> bool:
     from cudafit.frameworks import BY_MEMBER
 
-    return bool(getattr(BY_MEMBER[pin.name], "REQUIRES", ()))
+    return bool(getattr(BY_MEMBER[name], "REQUIRES", ()))
 
 
 def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matrices) -> frozenset[tuple[str, str, str]]:
@@ -799,9 +809,14 @@ def _extras(pin: Pin) -> str:
 
 
 def _family(pin: Pin) -> str:
+    return _family_of(pin.name)
+
+
+@lru_cache(maxsize=None)
+def _family_of(name: str) -> str:
     from cudafit.frameworks import BY_MEMBER
 
-    return str(BY_MEMBER[pin.name].FAMILY)
+    return str(BY_MEMBER[name].FAMILY)
 
 
 def _families(members: list[Pin]) -> set[str]:
