@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.environments import Environment
+from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
@@ -83,8 +83,6 @@ def effective_local(doc: Document, pin: Pin) -> Optional[str]:
 def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list[Finding]:
     """The file's own findings once, then each environment it describes on its own: one finding
     per problem, naming the environments it holds in where that is not all of them."""
-    from cudafit.check.environments import describe, environments, relevant, view
-
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
     releases = {str(r.version): r for r in matrices.torch}
     for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds, _build_torch):
@@ -707,7 +705,7 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
             continue
         provider = BY_MEMBER[pin.name]
         indexes = {url.rstrip("/") for url in _serving(doc, pin)}
-        pypi = not _indexes_only(doc, pin) or any("pypi.org" in url for url in indexes)
+        pypi = not _indexes_only(doc, pin) or any(_is_pypi(url) for url in indexes)
         for release in provider.releases(matrices):
             from_sdist = any(b.route == "source" for b in release.builds)
             for build in release.builds:
