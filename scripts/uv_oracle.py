@@ -47,18 +47,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parent.parent
+# The oldest systems a GPU machine runs today, not uv's defaults (glibc 2.28, macOS 13): glibc 2.34
+# (RHEL 9 and its rebuilds; Ubuntu 22.04 has 2.35) and macOS 14 (MACOSX_DEPLOYMENT_TARGET below).
+# Wheels people install do target them: warp-lang's aarch64 wheels are manylinux_2_34, bitsandbytes'
+# and mlx's macOS wheels macosx_14_0; an older floor failed environments no user has.
 PLATFORMS = {
-    "linux-x86_64": "x86_64-manylinux_2_28",
-    "linux-aarch64": "aarch64-manylinux_2_28",
+    "linux-x86_64": "x86_64-manylinux_2_34",
+    "linux-aarch64": "aarch64-manylinux_2_34",
     "windows-x86_64": "x86_64-pc-windows-msvc",
     "macos-arm64": "aarch64-apple-darwin",
 }
+MACOS = "14.0"
 DEFAULT_PYTHON = "3.12"
 FALLBACK_PYTHONS = ("3.13", "3.11", "3.10")  # tried in this order when requires-python excludes 3.12
 ALL_MINORS = tuple(f"3.{m}" for m in range(6, 16))
@@ -125,71 +133,60 @@ WHY_LIMIT = 400
 # Versions and requires-python (a small PEP 440 subset: release numbers only, which is all requires-python uses)
 
 
-def _release(text: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in text.strip().split("."):
-        digits = re.match(r"\d+", piece)
-        if not digits:
-            break
-        parts.append(int(digits.group(0)))
-    return tuple(parts)
-
-
-def _pad(version: tuple[int, ...], length: int) -> tuple[int, ...]:
-    return version + (0,) * (length - len(version))
-
-
-def _clause_allows(clause: str, version: tuple[int, int, int]) -> bool:
-    match = re.match(r"\s*(~=|===|==|!=|<=|>=|<|>)?\s*([0-9][0-9.*a-zA-Z]*)\s*$", clause)
-    if not match:
-        return True  # unreadable clause: do not exclude on it
-    op, text = match.group(1) or "==", match.group(2)
-    if text.endswith(".*"):
-        prefix = _release(text[:-2])
-        same = version[: len(prefix)] == _pad(prefix, len(prefix))
-        return same if op in ("==", "===") else not same if op == "!=" else True
-    spec = _release(text)
-    n = max(len(spec), 3)
-    mine, theirs = _pad(version, n), _pad(spec, n)
-    if op in ("==", "==="):
-        return mine == theirs
-    if op == "!=":
-        return mine != theirs
-    if op == ">=":
-        return mine >= theirs
-    if op == "<=":
-        return mine <= theirs
-    if op == ">":
-        return mine > theirs
-    if op == "<":
-        return mine < theirs
-    # ~=X.Y[.Z]: >= X.Y[.Z] and the same release up to the last-but-one part
-    head = spec[:-1] if len(spec) > 1 else spec
-    return mine >= theirs and mine[: len(head)] == head
-
-
 def allowed_patch(spec: Optional[str], minor: str) -> Optional[int]:
-    """The lowest patch release of `minor` (e.g. "3.12") that `spec` allows, or None if it allows none."""
-    major, mino = (int(x) for x in minor.split("."))
-    clauses = [c for c in (spec or "").split(",") if c.strip()]
-    for patch in range(0, 40):
-        if all(_clause_allows(c, (major, mino, patch)) for c in clauses):
-            return patch
-    return None
+    """The lowest patch release of `minor` (e.g. "3.12") that `spec` allows, or None if it allows none
+    (an unreadable spec allows every Python: it excludes nothing)."""
+    try:
+        allowed = SpecifierSet(spec or "")
+    except InvalidSpecifier:
+        allowed = SpecifierSet()
+    return next((patch for patch in range(0, 40) if allowed.contains(f"{minor}.{patch}", prereleases=True)), None)
 
 
-def pick_python(spec: Optional[str]) -> str:
+def pick_python(spec: Optional[str], usable: Optional[frozenset[str]] = None) -> str:
     """The Python to ask for: 3.12 unless `spec` excludes it, then the newest of 3.13/3.11/3.10 it allows,
-    else its lowest allowed minor. Returned as "3.X" or "3.X.P" when only later patches are allowed."""
-    for minor in (DEFAULT_PYTHON, *FALLBACK_PYTHONS):
-        patch = allowed_patch(spec, minor)
-        if patch is not None:
-            return minor if patch == 0 else f"{minor}.{patch}"
-    for minor in ALL_MINORS:
-        patch = allowed_patch(spec, minor)
-        if patch is not None:
-            return minor if patch == 0 else f"{minor}.{patch}"
+    else its lowest allowed minor. Returned as "3.X" or "3.X.P" when only later patches are allowed.
+    `usable` (a file that states no Python: the Pythons its pinned frameworks have wheels for, per
+    cudafit's data) narrows the choice the same way: a user of the file runs one of them."""
+    order = [DEFAULT_PYTHON, *FALLBACK_PYTHONS, *sorted(ALL_MINORS, key=lambda m: -int(m.split(".")[1]))]
+    for wanted in ([m for m in order if m in usable] if usable else [], order):
+        for minor in dict.fromkeys(wanted):
+            patch = allowed_patch(spec, minor)
+            if patch is not None:
+                return minor if patch == 0 else f"{minor}.{patch}"
     return DEFAULT_PYTHON
+
+
+def pinned_pythons(path: Path) -> Optional[frozenset[str]]:
+    """The Pythons that every framework release `path` pins exactly has wheels for (cudafit's data,
+    read with check's own readers), or None where it pins none the data knows."""
+    from cudafit.check.files import reader_by_content, reader_by_name
+    from cudafit.frameworks import BY_MEMBER
+    from cudafit.loader import load
+
+    try:
+        doc = (reader_by_name(path) or reader_by_content(path))(path)
+    except Exception:  # noqa: BLE001 - an unreadable file is judged on uv's default Python
+        return None
+    matrices = _matrices(load)
+    usable: Optional[frozenset[str]] = None
+    for pin in doc.pins:
+        if pin.version is None or pin.name not in BY_MEMBER or pin.marker or pin.group:
+            continue
+        module = BY_MEMBER[pin.name]
+        for release in module.releases(matrices):
+            if str(release.version) == Version(pin.version).public and pin.name == module.MEMBERS[0]:
+                usable = release.python if usable is None else usable & release.python
+    return usable
+
+
+_LOADED: list[Any] = []
+
+
+def _matrices(load: Any) -> Any:
+    if not _LOADED:
+        _LOADED.append(load())
+    return _LOADED[0]
 
 
 def minor_of(version: str) -> str:
@@ -429,51 +426,26 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# environment.yml: a small reader for the `dependencies:` list and its `pip:` items (stdlib has no YAML)
-
-
-def _yaml_scalar(text: str) -> str:
-    """A plain or quoted YAML scalar, without its trailing comment."""
-    text = text.strip()
-    if text[:1] in ("'", '"'):
-        end = text.find(text[0], 1)
-        return text[1:end].strip() if end > 0 else text[1:].strip()
-    return re.sub(r"(^|\s)#.*$", "", text).strip()
+# environment.yml: its `dependencies:` list and the `pip:` items in it
 
 
 def read_conda_env(path: Path) -> tuple[list[str], list[str]]:
-    """(conda specs, pip lines) of an environment.yml."""
+    """(conda specs, pip lines) of an environment.yml; a file that is not a mapping has neither."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8", errors="replace"))
+    except YAMLError:
+        return [], []
+    deps = data.get("dependencies") if isinstance(data, dict) else None
     conda: list[str] = []
     pip: list[str] = []
-    in_deps = False
-    dep_indent: Optional[int] = None
-    pip_indent: Optional[int] = None  # indent of the `- pip:` item while reading its list
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        indent = len(raw) - len(raw.lstrip())
-        if indent == 0 and not raw.startswith("-"):
-            in_deps = raw.split(":", 1)[0].strip() == "dependencies"
-            dep_indent = pip_indent = None
-            continue
-        if not in_deps:
-            continue
-        item = re.match(r"^(\s*)-\s*(.*)$", raw)
-        if not item:
-            continue
-        value = _yaml_scalar(item.group(2))
-        if pip_indent is not None and indent > pip_indent:
-            if value:
-                pip.append(value)
-            continue
-        pip_indent = None
-        if dep_indent is None:
-            dep_indent = indent
-        if re.match(r"^pip\s*:\s*$", value):
-            pip_indent = indent
-            continue
-        if value:
-            conda.append(value)
+    for item in deps if isinstance(deps, list) else []:
+        if isinstance(item, str):
+            conda.append(item.strip())
+        elif isinstance(item, dict) and isinstance(item.get("pip"), list):
+            pip += [str(line).strip() for line in item["pip"] if isinstance(line, (str, int, float))]
     return conda, pip
 
 
@@ -534,7 +506,7 @@ class Recorder:
         return verdict_of(res, self.settings)
 
     def record_requirements(self, item: CorpusFile) -> dict[str, Any]:
-        envs = environments(DEFAULT_PYTHON, [""])
+        envs = environments(pick_python(None, pinned_pythons(item.path)), [""])
         jobs = {e.key: self.pool.submit(self.compile_env, item, e) for e in envs}
         return {"environments": self.gather(jobs)}
 
@@ -544,7 +516,8 @@ class Recorder:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             return {"environments": {}, "error": f"not TOML: {exc}"[:WHY_LIMIT]}
         project = data.get("project") or {}
-        python = pick_python(project.get("requires-python"))
+        stated = project.get("requires-python")
+        python = pick_python(stated, None if stated else pinned_pythons(item.path))
         envs = environments(python, pyproject_selections(data))
         jobs = {e.key: self.pool.submit(self.compile_env, item, e) for e in envs}
         out: dict[str, Any] = {"environments": self.gather(jobs)}
@@ -565,7 +538,7 @@ class Recorder:
             out["pip"] = "none"
             return out
         spec = conda_python_spec(conda)
-        python = pick_python(spec)
+        python = pick_python(spec, None if spec else pinned_pythons(item.path))
         if spec:
             out["python_spec"] = spec
         envs = environments(python, [""])
@@ -809,7 +782,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         items = chosen
 
     env = dict(os.environ)
-    env.update({"UV_PYTHON_DOWNLOADS": "never", "UV_CACHE_DIR": args.cache_dir, "UV_NO_PROGRESS": "1", "NO_COLOR": "1", "UV_PREVIEW_FEATURES": "pylock"})
+    env.update(
+        {
+            "MACOSX_DEPLOYMENT_TARGET": MACOS,
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_CACHE_DIR": args.cache_dir,
+            "UV_NO_PROGRESS": "1",
+            "NO_COLOR": "1",
+            "UV_PREVIEW_FEATURES": "pylock",
+        }
+    )
     for name in (
         "UV_INDEX_URL",
         "UV_EXTRA_INDEX_URL",

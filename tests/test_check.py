@@ -81,6 +81,11 @@ CASES = {
     "CF008": ("requirements.txt", "torch>=2.4\n", "torch>=2.4,<2.9\n"),
     "CF009": ("requirements.txt", "torch==2.5.1; sys_platform == 'darwin' and platform_machine == 'x86_64'\n", "torch==2.5.1; sys_platform == 'darwin'\n"),
     "CF011": ("requirements.txt", "-r missing.txt\n", "torch==2.5.1\n"),
+    "CF015": (
+        "pyproject.toml",
+        '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8"\ndependencies = ["torch==2.1.2"]\n',
+        '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8,<3.12"\ndependencies = ["torch==2.1.2"]\n',
+    ),
 }
 
 
@@ -91,6 +96,89 @@ def test_rule_triggers_and_stays_quiet(tmp_path, code):
     (tmp_path / "good").mkdir()
     assert code in codes(tmp_path / "bad", {name: bad})
     assert code not in codes(tmp_path / "good", {name: good})
+
+
+def _json(tmp_path, files):
+    result = check(tmp_path, files, "--output-format", "json")
+    return json.loads(result.stdout)
+
+
+# PyPI's file lists (the data's release records): torch 2.1.2 has cp38-cp311 wheels; torch 2.5.1
+# cp313 only for Linux x86_64; onnxruntime-gpu 1.22.0 Linux x86_64 and Windows only; neither has an sdist.
+@pytest.mark.parametrize("name, text, expected", [
+    # requires-python admits Pythons the release has no wheel for: those Pythons, on every platform
+    ("pyproject.toml", '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8"\ndependencies = ["torch==2.1.2"]\n', {"Python 3.12, 3.13"}),
+    # the platforms without a cp313 wheel
+    ("pyproject.toml", '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.10"\ndependencies = ["torch==2.5.1"]\n', {"linux-aarch64, windows-x86_64, macos-arm64 (Python 3.13)"}),
+    # a platform with no wheel at all, whatever the Python; a requirements file states no Python
+    ("requirements.txt", "onnxruntime-gpu==1.22.0\n", {"linux-aarch64, macos-arm64"}),
+])
+def test_cf015_names_the_environments_without_a_wheel(tmp_path, name, text, expected):
+    found = [f for f in _json(tmp_path, {name: text}) if f["code"] == "CF015"]
+    assert {f["environments"] for f in found} == expected
+    assert all(f["severity"] == "error" for f in found)
+
+
+@pytest.mark.parametrize("name, text", [
+    # a file that states no Python: its user picks one the pin has wheels for
+    ("requirements.txt", "torch==2.1.2\n"),
+    # a marker that keeps the pin where its wheels are
+    ("requirements.txt", "onnxruntime-gpu==1.22.0; platform_machine == 'x86_64' or platform_machine == 'AMD64'\n"),
+    # a +local build is the index's (the index rules judge it); a range may pick a release that fits
+    ("requirements.txt", "--index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.2+cu121; sys_platform == 'linux'\n"),
+    ("pyproject.toml", '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8"\ndependencies = ["torch>=2.1"]\n'),
+    # libraries with an sdist build where no wheel fits (xformers), and jax itself is pure Python
+    ("requirements.txt", "xformers==0.0.28.post3\njax==0.4.30\n"),
+])
+def test_cf015_stays_quiet(tmp_path, name, text):
+    assert "CF015" not in codes(tmp_path, {name: text})
+
+
+def test_cf015_in_a_lockfile_follows_its_forks(tmp_path):
+    """A uv.lock that takes torch 2.1.2 below Python 3.12 and 2.5.1 from it installs everywhere."""
+    lock = """
+    version = 1
+    revision = 2
+    requires-python = ">=3.10,<3.13"
+
+    [[package]]
+    name = "app"
+    version = "0.1.0"
+    source = { editable = "." }
+    dependencies = [
+        { name = "torch", version = "2.1.2", source = { registry = "https://pypi.org/simple" }, marker = "python_full_version < '3.12'" },
+        { name = "torch", version = "2.5.1", source = { registry = "https://pypi.org/simple" }, marker = "python_full_version >= '3.12'" },
+    ]
+
+    [package.optional-dependencies]
+    onnx = [{ name = "onnxruntime-gpu", marker = "sys_platform == 'linux' and platform_machine == 'x86_64'" }]
+
+    [[package]]
+    name = "onnxruntime-gpu"
+    version = "1.22.0"
+    source = { registry = "https://pypi.org/simple" }
+
+    [[package]]
+    name = "torch"
+    version = "2.1.2"
+    source = { registry = "https://pypi.org/simple" }
+    resolution-markers = ["python_full_version < '3.12'"]
+
+    [[package]]
+    name = "torch"
+    version = "2.5.1"
+    source = { registry = "https://pypi.org/simple" }
+    resolution-markers = ["python_full_version >= '3.12'"]
+    """
+    assert "CF015" not in codes(tmp_path, {"uv.lock": lock})
+    # torch 2.1.1 from 3.12 on has no wheel; onnxruntime-gpu through an extra that allows every
+    # platform has none on aarch64 or macOS
+    wrong = lock.replace('version = "2.5.1"', 'version = "2.1.1"').replace("    onnx = [", '    onnx-anywhere = [{ name = "onnxruntime-gpu" }]\n    onnx = [')
+    found = sorted((f["message"].split(":")[0], f["line"]) for f in _json(tmp_path / "c", {"uv.lock": wrong}) if f["code"] == "CF015")
+    assert found == [
+        ("on Python 3.12", 30),
+        ("on linux-aarch64, macos-arm64 (extra onnx-anywhere)", 19),
+    ]
 
 
 def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):

@@ -117,7 +117,7 @@ def test_a_route_to_an_index_without_the_release_names_its_extra(tmp_path):
 UV_LOCK_FORKS = """
 version = 1
 revision = 2
-requires-python = ">=3.10"
+requires-python = ">=3.10,<3.13"
 resolution-markers = [
     "sys_platform == 'darwin'",
     "sys_platform != 'darwin'",
@@ -205,7 +205,7 @@ def test_pylock_markers_split_environments(tmp_path):
     text = """
     lock-version = "1.0"
     created-by = "uv"
-    requires-python = ">=3.10"
+    requires-python = ">=3.10,<3.13"
 
     [[packages]]
     name = "torch"

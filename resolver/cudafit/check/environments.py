@@ -65,7 +65,7 @@ def selections(doc: Document) -> list[str]:
     named.update(dict.fromkeys(r.selection for p in doc.pins for r in p.routes if r.selection))
     # A lockfile has one set of packages; its markers say which extra or group installs each.
     for pin in doc.pins:
-        for match in _SELECTION_MARKER.finditer(pin.marker or ""):
+        for match in _SELECTION_MARKER.finditer(f"{pin.marker or ''} {pin.reached or ''}"):
             name = match["extra"] or match["inside"]
             group = match["extra"] is not None and name.startswith(GROUP_EXTRA) or match["kind"] == "dependency_groups"
             named[f"group {name.removeprefix(GROUP_EXTRA)}" if group else f"extra {name}"] = None
@@ -103,7 +103,7 @@ def environments(doc: Document) -> list[Environment]:
 def view(doc: Document, env: Environment) -> Document:
     """The file as `env` installs it: the pins of its selection whose markers hold there, each
     from the index its sources name there; markers are settled, so none is left on a pin."""
-    values = _marker_values(env)
+    values = marker_values(env)
     kept = []
     for pin in doc.pins:
         if pin.group and doc.kind != "requirements" and pin.group != env.selection:
@@ -118,7 +118,7 @@ def view(doc: Document, env: Environment) -> Document:
 
 
 @lru_cache(maxsize=256)  # a handful of environments, met by every file
-def _marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
+def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
     from cudafit.solve import marker_env
 
     values = marker_env(env.machine())
@@ -156,15 +156,31 @@ def describe(envs: list[Environment], every: list[Environment]) -> str:
     """The environments a finding holds in, in few words: '' where it holds in all of them."""
     if set(envs) >= set(every):
         return ""
-    by_rest: dict[tuple[Optional[str], str], list[str]] = {}
+    # A finding in every Python of a platform and selection need not name them, nor one in every
+    # selection of a platform and Python.
+    every_python = {e.python for e in every}
+    pythons: dict[tuple[str, str], set[Optional[str]]] = {}
     for env in envs:
-        by_rest.setdefault((env.python, env.selection), []).append(env.platform)
-    parts = []
+        pythons.setdefault((env.platform, env.selection), set()).add(env.python)
+    selections: dict[tuple[str, Optional[str]], list[str]] = {}
+    for (platform, selection), held in pythons.items():
+        for python in [None] if held >= every_python and None not in every_python or held == {None} else sorted(p for p in held if p):
+            selections.setdefault((platform, python), []).append(selection)
+    every_selection = {e.selection for e in every}
+    by_rest: dict[tuple[Optional[str], str], list[str]] = {}
+    for (platform, python), chosen in selections.items():
+        for selection in [""] if set(chosen) >= every_selection else chosen:
+            by_rest.setdefault((python, selection), []).append(platform)
+    # Pythons that hold on the same platforms in the same selection are said together.
+    by_place: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for (python, selection), platforms in by_rest.items():
-        extra = ", ".join(x for x in (python and f"Python {python}", selection) if x)
-        if set(platforms) >= set(PLATFORMS) and extra:
+        by_place.setdefault((tuple(dict.fromkeys(platforms)), selection), []).append(python or "")
+    parts = []
+    for (places, selection), versions in by_place.items():
+        named = [v for v in versions if v]
+        extra = ", ".join(x for x in ("Python " + ", ".join(named) if named else "", selection) if x)
+        if set(places) >= set(PLATFORMS) and extra:
             parts.append(extra)  # every platform: the selection says it
             continue
-        where = ", ".join(dict.fromkeys(platforms))
-        parts.append(where + (f" ({extra})" if extra else ""))
+        parts.append(", ".join(places) + (f" ({extra})" if extra else ""))
     return "; ".join(parts)

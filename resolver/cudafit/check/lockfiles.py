@@ -24,9 +24,89 @@ def read_uv_lock(path: Path) -> Document:
     if version not in UV_LOCK_VERSIONS:
         raise InputError(f"{path}:1: uv.lock version {version!r} is not one cudafit reads (known: {', '.join(map(str, UV_LOCK_VERSIONS))})")
     packages = data.get("package")
-    doc = _document(path, text, "uv-lock", "package", packages if isinstance(packages, list) else [], _uv_index, _uv_marker)
+    packages = packages if isinstance(packages, list) else []
+    doc = _document(path, text, "uv-lock", "package", packages, _uv_index, _uv_marker)
+    reach = _reach(packages)
+    doc = doc._replace(pins=tuple(p._replace(reached=reach.get((p.name, p.specifier[2:]))) for p in doc.pins))
     requires = data.get("requires-python")
     return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
+
+
+# Beyond this many paths into one package, or this long a marker, its reach is left unknown.
+_MAX_PATHS, _MAX_MARKER = 6, 2000
+
+
+def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
+    """(name, version) -> the marker under which the project's own packages reach it through the
+    lock's edges ("" unconditionally; None: too many paths to say; absent: not reached). An extra
+    of the project reads `extra == 'NAME'`, a group `extra == 'cudafit-group-NAME'`, as the
+    environments evaluate them."""
+    from packaging.utils import canonicalize_name
+
+    from cudafit.check.environments import GROUP_EXTRA
+
+    by_name: dict[str, list[dict]] = {}
+    for entry in packages:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("version", ""), str):
+            by_name.setdefault(canonicalize_name(entry["name"]), []).append(entry)
+    paths: dict[tuple[str, str], Optional[list[str]]] = {}
+    todo: list[tuple[list, str]] = []  # (edges, the condition their package is reached under)
+
+    def reach(entry: dict, condition: str) -> None:
+        mine = paths.setdefault(_key(entry), [])
+        if mine is None or "" in mine or condition in mine:
+            return
+        if len(mine) >= _MAX_PATHS or len(condition) > _MAX_MARKER:
+            paths[_key(entry)] = None  # unknown; what it alone reaches stays unreached, so unknown too
+            return
+        mine.append(condition)
+        todo.append((_edges(entry.get("dependencies")), condition))
+
+    for group in by_name.values():
+        for entry in group:
+            source = entry.get("source")
+            if isinstance(source, dict) and {"editable", "virtual"} & set(source):
+                reach(entry, "")
+                for table, prefix in (("optional-dependencies", ""), ("dev-dependencies", GROUP_EXTRA)):
+                    for name, edges in _tables(entry.get(table)).items():
+                        todo.append((edges, f"extra == '{prefix}{name}'"))
+    while todo:
+        edges, condition = todo.pop()
+        for edge in edges:
+            marker = edge.get("marker")
+            under = _both(condition, conflict_marker(marker) if isinstance(marker, str) else "")
+            for target in by_name.get(canonicalize_name(edge["name"]), []):
+                if "version" in edge and _key({"name": edge["name"], "version": edge["version"]}) != _key(target):
+                    continue
+                reach(target, under)
+                # Extras asked of a dependency bring its optional dependencies along.
+                extras = edge.get("extra")
+                for extra in extras if isinstance(extras, list) else []:
+                    todo.append((_tables(target.get("optional-dependencies")).get(str(extra), []), under))
+    return {k: (None if v is None else "" if "" in v else " or ".join(f"({c})" for c in v)) for k, v in paths.items()}
+
+
+def _key(entry: dict) -> tuple[str, str]:
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = str(Version(str(entry.get("version", ""))))
+    except InvalidVersion:
+        version = str(entry.get("version", ""))
+    return canonicalize_name(str(entry["name"])), version
+
+
+def _edges(found: Any) -> list[dict]:
+    return [e for e in found if isinstance(e, dict) and isinstance(e.get("name"), str)] if isinstance(found, list) else []
+
+
+def _tables(found: Any) -> dict[str, list[dict]]:
+    return {str(k): _edges(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _both(first: str, second: str) -> str:
+    return f"({first}) and ({second})" if first and second else first or second
 
 
 def read_pylock(path: Path) -> Document:

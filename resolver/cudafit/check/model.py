@@ -41,6 +41,10 @@ class Pin(NamedTuple):
     extras: tuple[str, ...] = ()
     hashed: bool = False  # pinned by --hash too: a new version needs a new hash, so no fix rewrites it
     routes: tuple[Route, ...] = ()  # uv sources that route it per extra, group or marker (from_index is then None)
+    # Where the project's dependencies reach it, as a marker: a uv.lock entry carries none of its own
+    # for that (its edges do). "" everywhere its own marker holds; None where the reader could not
+    # tell (too many paths), so rules that need it skip the pin.
+    reached: Optional[str] = ""
 
 
 BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment

@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
+from cudafit.check.wheels import no_wheel, stated_pythons
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -39,6 +40,7 @@ RULES = (
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
     Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
+    Rule("CF015", "no-wheel-here", "error", "an exact pin of a wheels-only release with no wheel for a platform or Python the file installs on"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -103,6 +105,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     merged: dict[tuple, tuple[Finding, list]] = {}
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
+    pythons = stated_pythons(doc)
     for seen, envs in views.values():
         if not seen.pins:
             continue
@@ -111,7 +114,13 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             by_pins[seen.pins] = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
         results = by_pins[seen.pins] + _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
         for result in results:
-            merged.setdefault((result.path, result.line, result.col, result.code), (result, []))[1].extend(envs)
+            merged.setdefault((result.path, result.line, result.col, result.code, ""), (result, []))[1].extend(envs)
+        # A missing wheel may hold for some Pythons only, and a lock's package install in some
+        # selections only (lockfiles.reach): each environment is asked on its own.
+        for env in envs:
+            for missing in no_wheel(seen, matrices, env, pythons):
+                result = finding("CF015", missing.span, missing.message, missing.fix)
+                merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
     for result, envs in merged.values():
         where = describe(envs, every)
         if where:

@@ -1,0 +1,101 @@
+"""CF015: an exact pin of a release that has no wheel where the file installs it.
+
+torch, TensorFlow, jaxlib, ONNX Runtime GPU and the libraries without an sdist are wheels only:
+where a release has no wheel for a platform or Python, pip and uv find nothing to install (uv:
+"has no wheels with a matching platform tag"). The data records each release's platforms and
+Pythons from its PyPI file list, so this is a fact, not a guess. Pythons are the file's own:
+those its requires-python admits (of the ones check evaluates), or the one its markers split on;
+a file that states none is judged on platforms only, since its user picks the Python.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from cudafit.check.environments import PYTHONS, Environment, holds, marker_values
+from cudafit.check.model import Document, Pin, Span
+from cudafit.records import Matrices
+
+
+class Missing(NamedTuple):
+    """A pin with no wheel in some environments: what to say, how to fix it, and where it holds."""
+
+    span: Span
+    message: str
+    fix: str
+    environments: list[Environment]
+
+
+def stated_pythons(doc: Document) -> tuple[Optional[str], ...]:
+    """The Pythons the file says it installs on, of those check evaluates; (None,) where it says none."""
+    if not doc.requires_python:
+        return (None,)
+    try:
+        allowed = SpecifierSet(doc.requires_python)
+    except InvalidSpecifier:
+        return (None,)  # CF000's business, not a reason to guess
+    kept = tuple(py for py in PYTHONS if allowed.contains(py + ".0", prereleases=True) or allowed.contains(py + ".99", prereleases=True))
+    return kept or (None,)
+
+
+def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]) -> list[Missing]:
+    """Each exact pin of `doc` (one environment's view) whose release has no wheel on `env`'s
+    platform, or on some of `pythons` there: the finding, and the environments it holds in."""
+    from cudafit.frameworks import BY_MEMBER
+    from cudafit.frameworks.base import python_range, screen
+
+    out: list[Missing] = []
+    wanted = (env.python,) if env.python is not None else pythons
+    for pin in doc.pins:
+        release = _release(pin, matrices)
+        if release is None:
+            continue
+        module = BY_MEMBER[pin.name]
+        exact = SpecifierSet(f"=={release.version}")
+        missing: list[Optional[str]] = []
+        platform_gone = False
+        for python in wanted:
+            if pin.reached and not holds(pin.reached, marker_values(Environment(env.platform, python, env.selection))):
+                continue  # the project does not install it there
+            rejection = screen(module.FAMILY, release, exact, pin.name, pin.name, env.machine()._replace(python=python))
+            if rejection is None:
+                continue
+            if rejection.constraint == "platform":
+                platform_gone = True
+                break
+            missing.append(python)
+        if platform_gone:
+            has = ", ".join(sorted(release.platforms)) or "none"
+            said = f"{pin.name} {pin.version} has no wheel for this platform (its wheels: {has}) and no sdist to build from: pip and uv find nothing to install"
+            fix = "limit it with an environment marker to the platforms it has wheels for, or pin a release that has wheels here"
+            out.append(Missing(pin.span, said, fix, [env]))
+        elif missing:
+            where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
+            versions = ", ".join(py for py in missing if py is not None)
+            has = python_range(release.pythons(env.platform))
+            said = f"{pin.name} {pin.version} has no wheel for Python {versions} (its wheels: Python {has})"
+            if doc.requires_python:
+                said += f", which requires-python '{doc.requires_python}' admits"
+            fix = f"narrow requires-python to the Pythons {pin.name} {pin.version} has wheels for, or pin a release that has wheels for Python {versions}"
+            out.append(Missing(pin.span, said, fix, where))
+    return out
+
+
+def _release(pin: Pin, matrices: Matrices):  # -> a provider's release record, or None
+    """The data's release of a wheels-only distribution pinned exactly (from PyPI's wheels: a
+    +local build is the index's, which the index rules judge)."""
+    from cudafit.frameworks import BY_MEMBER
+
+    if pin.version is None or pin.local is not None or pin.reached is None or pin.name not in BY_MEMBER:
+        return None
+    module = BY_MEMBER[pin.name]
+    if module.SDIST or pin.name != module.WHEELS:
+        return None
+    try:
+        version = Version(pin.version)
+    except InvalidVersion:
+        return None
+    return next((r for r in module.releases(matrices) if r.version == version), None)
