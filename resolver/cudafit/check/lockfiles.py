@@ -4,6 +4,7 @@ the index it came from; a lockfile of a version this reader does not know is ref
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
@@ -52,12 +53,14 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
     paths: dict[tuple[str, str], Optional[list[str]]] = {}
     todo: list[tuple[list, str]] = []  # (edges, the condition their package is reached under)
 
+    keys = {id(e): _key(e) for group in by_name.values() for e in group}
+
     def reach(entry: dict, condition: str) -> None:
-        mine = paths.setdefault(_key(entry), [])
+        mine = paths.setdefault(keys[id(entry)], [])
         if mine is None or "" in mine or condition in mine:
             return
         if len(mine) >= _MAX_PATHS or len(condition) > _MAX_MARKER:
-            paths[_key(entry)] = None  # unknown; what it alone reaches stays unreached, so unknown too
+            paths[keys[id(entry)]] = None  # unknown; what it alone reaches stays unreached, so unknown too
             return
         mine.append(condition)
         todo.append((_edges(entry.get("dependencies")), condition))
@@ -76,7 +79,7 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
             marker = edge.get("marker")
             under = _both(condition, conflict_marker(marker) if isinstance(marker, str) else "")
             for target in by_name.get(canonicalize_name(edge["name"]), []):
-                if "version" in edge and _key({"name": edge["name"], "version": edge["version"]}) != _key(target):
+                if "version" in edge and _normal(edge["name"], str(edge["version"])) != keys[id(target)]:
                     continue
                 reach(target, under)
                 # Extras asked of a dependency bring its optional dependencies along.
@@ -86,15 +89,19 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
     return {k: (None if v is None else "" if "" in v else " or ".join(f"({c})" for c in v)) for k, v in paths.items()}
 
 
-def _key(entry: dict) -> tuple[str, str]:
+@lru_cache(maxsize=4096)  # a lock names each version on many edges
+def _normal(name: str, version: str) -> tuple[str, str]:
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 
     try:
-        version = str(Version(str(entry.get("version", ""))))
+        return canonicalize_name(name), str(Version(version))
     except InvalidVersion:
-        version = str(entry.get("version", ""))
-    return canonicalize_name(str(entry["name"])), version
+        return canonicalize_name(name), version
+
+
+def _key(entry: dict) -> tuple[str, str]:
+    return _normal(str(entry["name"]), str(entry.get("version", "")))
 
 
 def _edges(found: Any) -> list[dict]:

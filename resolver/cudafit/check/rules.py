@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import no_wheel, stated_pythons
+from cudafit.check.wheels import judged, no_wheel, stated_pythons
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -106,6 +106,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
     pythons = stated_pythons(doc)
+    # Most files pin no wheels-only release exactly: CF015 then asks nothing per environment.
+    wheels_only = any(judged(p, matrices) for p in ours.pins)
     for seen, envs in views.values():
         if not seen.pins:
             continue
@@ -117,7 +119,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             merged.setdefault((result.path, result.line, result.col, result.code, ""), (result, []))[1].extend(envs)
         # A missing wheel may hold for some Pythons only, and a lock's package install in some
         # selections only (lockfiles.reach): each environment is asked on its own.
-        for env in envs:
+        for env in envs if wheels_only else ():
             for missing in no_wheel(seen, matrices, env, pythons):
                 result = finding("CF015", missing.span, missing.message, missing.fix)
                 merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)

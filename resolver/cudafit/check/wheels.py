@@ -10,7 +10,7 @@ a file that states none is judged on platforms only, since its user picks the Py
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -50,7 +50,7 @@ def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple
     out: list[Missing] = []
     wanted = (env.python,) if env.python is not None else pythons
     for pin in doc.pins:
-        release = _release(pin, matrices)
+        release = judged(pin, matrices)
         if release is None:
             continue
         module = BY_MEMBER[pin.name]
@@ -84,18 +84,32 @@ def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple
     return out
 
 
-def _release(pin: Pin, matrices: Matrices):  # -> a provider's release record, or None
-    """The data's release of a wheels-only distribution pinned exactly (from PyPI's wheels: a
-    +local build is the index's, which the index rules judge)."""
+def judged(pin: Pin, matrices: Matrices) -> Any:
+    """The data's release of a wheels-only distribution pinned exactly, which CF015 judges, or None (from
+    PyPI's wheels: a +local build is the index's, which the index rules judge)."""
+    if pin.version is None or pin.local is not None or pin.reached is None:
+        return None
+    # A file's views meet the same pins in every environment: each is looked up once per data.
+    key = (pin.name, pin.version)
+    cached = _RELEASES.get(key)
+    if cached is None or cached[0] is not matrices:
+        cached = _RELEASES[key] = (matrices, _release(pin.name, pin.version, matrices))
+    return cached[1]
+
+
+_RELEASES: dict[tuple[str, str], tuple[Matrices, Any]] = {}
+
+
+def _release(name: str, version: str, matrices: Matrices) -> Any:
     from cudafit.frameworks import BY_MEMBER
 
-    if pin.version is None or pin.local is not None or pin.reached is None or pin.name not in BY_MEMBER:
+    if name not in BY_MEMBER:
         return None
-    module = BY_MEMBER[pin.name]
-    if module.SDIST or pin.name != module.WHEELS:
+    module = BY_MEMBER[name]
+    if module.SDIST or name != module.WHEELS:
         return None
     try:
-        version = Version(pin.version)
+        wanted = Version(version)
     except InvalidVersion:
         return None
-    return next((r for r in module.releases(matrices) if r.version == version), None)
+    return next((r for r in module.releases(matrices) if r.version == wanted), None)
