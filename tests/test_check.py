@@ -134,6 +134,13 @@ def test_cf015_stays_quiet(tmp_path, name, text):
     assert "CF015" not in codes(tmp_path, {name: text})
 
 
+def test_cf015_in_a_file_split_by_python_markers_names_a_marker_as_the_fix(tmp_path):
+    text = "torch==2.1.2; python_version < '3.12'\ntorch==2.5.1; python_version >= '3.12'\n"
+    found = [f for f in _json(tmp_path, {"requirements.txt": text}) if f["code"] == "CF015"]
+    assert [(f["line"], f["environments"]) for f in found] == [(2, "linux-aarch64, windows-x86_64, macos-arm64 (Python 3.13)")]
+    assert found[0]["fix"].startswith("limit it with a marker")
+
+
 def test_cf015_in_a_lockfile_follows_its_forks(tmp_path):
     """A uv.lock that takes torch 2.1.2 below Python 3.12 and 2.5.1 from it installs everywhere."""
     lock = """

@@ -79,7 +79,8 @@ def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple
             said = f"{pin.name} {pin.version} has no wheel for Python {versions} (its wheels: Python {has})"
             if doc.requires_python:
                 said += f", which requires-python '{doc.requires_python}' admits"
-            fix = f"narrow requires-python to the Pythons {pin.name} {pin.version} has wheels for, or pin a release that has wheels for Python {versions}"
+            limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
+            fix = f"{limit} to the Pythons {pin.name} {pin.version} has wheels for, or pin a release that has wheels for Python {versions}"
             out.append(Missing(pin.span, said, fix, where))
     return out
 
