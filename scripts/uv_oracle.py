@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import glob
 import json
 import os
@@ -161,32 +162,28 @@ def pinned_pythons(path: Path) -> Optional[frozenset[str]]:
     """The Pythons that every framework release `path` pins exactly has wheels for (cudafit's data,
     read with check's own readers), or None where it pins none the data knows."""
     from cudafit.check.files import reader_by_content, reader_by_name
+    from cudafit.errors import InputError
     from cudafit.frameworks import BY_MEMBER
-    from cudafit.loader import load
 
     try:
         doc = (reader_by_name(path) or reader_by_content(path))(path)
-    except Exception:  # noqa: BLE001 - an unreadable file is judged on uv's default Python
-        return None
-    matrices = _matrices(load)
+    except InputError:
+        return None  # an unreadable file is judged on uv's default Python
     usable: Optional[frozenset[str]] = None
     for pin in doc.pins:
-        if pin.version is None or pin.name not in BY_MEMBER or pin.marker or pin.group:
+        if pin.version is None or pin.name not in BY_MEMBER or pin.marker or pin.group or pin.name != BY_MEMBER[pin.name].MEMBERS[0]:
             continue
-        module = BY_MEMBER[pin.name]
-        for release in module.releases(matrices):
-            if str(release.version) == Version(pin.version).public and pin.name == module.MEMBERS[0]:
+        for release in BY_MEMBER[pin.name].releases(_matrices()):
+            if release.version == Version(pin.version):
                 usable = release.python if usable is None else usable & release.python
     return usable
 
 
-_LOADED: list[Any] = []
+@functools.lru_cache(maxsize=1)
+def _matrices() -> Any:
+    from cudafit.loader import load
 
-
-def _matrices(load: Any) -> Any:
-    if not _LOADED:
-        _LOADED.append(load())
-    return _LOADED[0]
+    return load()
 
 
 def minor_of(version: str) -> str:

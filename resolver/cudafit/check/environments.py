@@ -82,14 +82,21 @@ _SELECTION_MARKER = re.compile(
 def pythons(doc: Document, pins: list[Pin]) -> list[Optional[str]]:
     if not any(p.marker and _PYTHON_MARKER.search(p.marker) for p in pins):
         return [None]
+    return list(admitted(doc.requires_python) or PYTHONS)
+
+
+def admitted(requires_python: str) -> tuple[str, ...]:
+    """The Pythons check evaluates that a requires-python admits in some patch release (">=3.10.4"
+    admits 3.10); () where it states none or cannot be read (CF000's business, not a guess)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    if not requires_python:
+        return ()
     try:
-        allowed = SpecifierSet(doc.requires_python)
+        allowed = SpecifierSet(requires_python)
     except InvalidSpecifier:
-        allowed = SpecifierSet()
-    kept = [py for py in PYTHONS if allowed.contains(py, prereleases=True)]
-    return list(kept or PYTHONS)
+        return ()
+    return tuple(py for py in PYTHONS if allowed.contains(f"{py}.0", prereleases=True) or allowed.contains(f"{py}.99", prereleases=True))
 
 
 def environments(doc: Document) -> list[Environment]:
@@ -164,7 +171,8 @@ def describe(envs: list[Environment], every: list[Environment]) -> str:
         pythons.setdefault((env.platform, env.selection), set()).add(env.python)
     selections: dict[tuple[str, Optional[str]], list[str]] = {}
     for (platform, selection), held in pythons.items():
-        for python in [None] if held >= every_python and None not in every_python or held == {None} else sorted(p for p in held if p):
+        # None stands for every Python (a file that does not tell them apart).
+        for python in [None] if None in held or held >= every_python else sorted(p for p in held if p):
             selections.setdefault((platform, python), []).append(selection)
     every_selection = {e.selection for e in every}
     by_rest: dict[tuple[Optional[str], str], list[str]] = {}

@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import judged, no_wheel, stated_pythons
+from cudafit.check.wheels import no_wheel, stated_pythons, wheel_releases
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -107,7 +107,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     by_pins: dict[tuple, list[Finding]] = {}
     pythons = stated_pythons(doc)
     # Most files pin no wheels-only release exactly: CF015 then asks nothing per environment.
-    wheels_only = any(judged(p, matrices) for p in ours.pins)
+    wheels_only = wheel_releases(ours, matrices)
     for seen, envs in views.values():
         if not seen.pins:
             continue
@@ -120,7 +120,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         # A missing wheel may hold for some Pythons only, and a lock's package install in some
         # selections only (lockfiles.reach): each environment is asked on its own.
         for env in envs if wheels_only else ():
-            for missing in no_wheel(seen, matrices, env, pythons):
+            for missing in no_wheel(seen, wheels_only, env, pythons):
                 result = finding("CF015", missing.span, missing.message, missing.fix)
                 merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
     for result, envs in merged.values():

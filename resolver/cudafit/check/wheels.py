@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.environments import PYTHONS, Environment, holds, marker_values
-from cudafit.check.model import Document, Pin, Span
+from cudafit.check.environments import Environment, admitted, holds, marker_values
+from cudafit.check.model import Document, Span
 from cudafit.records import Matrices
 
 
@@ -31,27 +31,44 @@ class Missing(NamedTuple):
 
 def stated_pythons(doc: Document) -> tuple[Optional[str], ...]:
     """The Pythons the file says it installs on, of those check evaluates; (None,) where it says none."""
-    if not doc.requires_python:
-        return (None,)
-    try:
-        allowed = SpecifierSet(doc.requires_python)
-    except InvalidSpecifier:
-        return (None,)  # CF000's business, not a reason to guess
-    kept = tuple(py for py in PYTHONS if allowed.contains(py + ".0", prereleases=True) or allowed.contains(py + ".99", prereleases=True))
-    return kept or (None,)
+    return admitted(doc.requires_python) or (None,)
 
 
-def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]) -> list[Missing]:
-    """Each exact pin of `doc` (one environment's view) whose release has no wheel on `env`'s
-    platform, or on some of `pythons` there: the finding, and the environments it holds in."""
+def wheel_releases(doc: Document, matrices: Matrices) -> dict[tuple[str, str], Any]:
+    """(name, version) -> the data's release of each wheels-only distribution `doc` pins exactly,
+    which CF015 judges (from PyPI's wheels: a +local build is the index's, which the index rules
+    judge; a lock's package whose reach is unknown is not judged)."""
+    from cudafit.frameworks import BY_MEMBER
+
+    out: dict[tuple[str, str], Any] = {}
+    for pin in doc.pins:
+        if pin.version is None or pin.local is not None or pin.reached is None or pin.name not in BY_MEMBER:
+            continue
+        module = BY_MEMBER[pin.name]
+        if module.SDIST or pin.name != module.WHEELS or (pin.name, pin.version) in out:
+            continue
+        try:
+            wanted = Version(pin.version)
+        except InvalidVersion:
+            continue
+        release = next((r for r in module.releases(matrices) if r.version == wanted), None)
+        if release is not None:
+            out[(pin.name, pin.version)] = release
+    return out
+
+
+def no_wheel(doc: Document, judged: dict[tuple[str, str], Any], env: Environment, pythons: tuple[Optional[str], ...]) -> list[Missing]:
+    """Each exact pin of `doc` (one environment's view) whose release in `judged` (wheel_releases()) has
+    no wheel on `env`'s platform, or on some of `pythons` there: the finding, and the environments
+    it holds in."""
     from cudafit.frameworks import BY_MEMBER
     from cudafit.frameworks.base import python_range, screen
 
     out: list[Missing] = []
     wanted = (env.python,) if env.python is not None else pythons
     for pin in doc.pins:
-        release = judged(pin, matrices)
-        if release is None:
+        release = judged.get((pin.name, pin.version or ""))
+        if release is None or pin.local is not None or pin.reached is None:
             continue
         module = BY_MEMBER[pin.name]
         exact = SpecifierSet(f"=={release.version}")
@@ -83,34 +100,3 @@ def no_wheel(doc: Document, matrices: Matrices, env: Environment, pythons: tuple
             fix = f"{limit} to the Pythons {pin.name} {pin.version} has wheels for, or pin a release that has wheels for Python {versions}"
             out.append(Missing(pin.span, said, fix, where))
     return out
-
-
-def judged(pin: Pin, matrices: Matrices) -> Any:
-    """The data's release of a wheels-only distribution pinned exactly, which CF015 judges, or None (from
-    PyPI's wheels: a +local build is the index's, which the index rules judge)."""
-    if pin.version is None or pin.local is not None or pin.reached is None:
-        return None
-    # A file's views meet the same pins in every environment: each is looked up once per data.
-    key = (pin.name, pin.version)
-    cached = _RELEASES.get(key)
-    if cached is None or cached[0] is not matrices:
-        cached = _RELEASES[key] = (matrices, _release(pin.name, pin.version, matrices))
-    return cached[1]
-
-
-_RELEASES: dict[tuple[str, str], tuple[Matrices, Any]] = {}
-
-
-def _release(name: str, version: str, matrices: Matrices) -> Any:
-    from cudafit.frameworks import BY_MEMBER
-
-    if name not in BY_MEMBER:
-        return None
-    module = BY_MEMBER[name]
-    if module.SDIST or name != module.WHEELS:
-        return None
-    try:
-        wanted = Version(version)
-    except InvalidVersion:
-        return None
-    return next((r for r in module.releases(matrices) if r.version == wanted), None)
