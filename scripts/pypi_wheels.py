@@ -48,6 +48,15 @@ def platform_of_tag(platform_tag: str) -> str | None:
     return None
 
 
+def platforms_of_tag(platform_tag: str) -> tuple[str, ...]:
+    """cudafit's platforms a wheel platform tag installs on: a macOS universal2 wheel carries both
+    architectures (onnxruntime's macOS wheels are macosx_11_0_universal2)."""
+    if re.fullmatch(r"macosx_\d+_\d+_universal2", platform_tag):
+        return ("macos-arm64", "macos-x86_64")
+    platform = platform_of_tag(platform_tag)
+    return () if platform is None else (platform,)
+
+
 def marker_environment(platform: str, python: str = "3.12", extra: str = "") -> dict[str, str]:
     """The marker environment of CPython `python` on `platform` (a key of MARKER_ENVIRONMENTS)."""
     return {
@@ -79,8 +88,7 @@ def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
     """platform -> CPython minors with a (non free-threaded) wheel."""
     found: dict[str, set[str]] = defaultdict(set)
     for python, tag in _cpython_tags(files):
-        platform = platform_of_tag(tag.platform)
-        if platform is not None:
+        for platform in platforms_of_tag(tag.platform):
             found[platform].add(python)
     return found
 

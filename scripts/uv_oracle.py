@@ -14,7 +14,9 @@ This script is the only code in the repository that asks the network for the cor
 (and fails, recorded as unreachable, for any other index). Every uv call works in a temporary copy of the
 file's project folder, so nothing in the repository is written except the output file.
 
-    python scripts/uv_oracle.py [--corpus tests/corpus] [--only LOCALPATH ...] [-o tests/corpus/uv_verdicts.json] [--jobs 4]
+    python scripts/uv_oracle.py [--corpus tests/corpus] [--only LOCALPATH ...] [--resume] [-o tests/corpus/uv_verdicts.json] [--jobs 4]
+
+Each file is written to the output as soon as it is recorded; --resume goes on from an interrupted run.
 
 uv kinds of call, per file kind:
   requirements, pyproject.toml  uv pip compile FILE --python-platform P --python-version V [--extra X | --group G]
@@ -68,6 +70,8 @@ PLATFORMS = {
     "macos-arm64": "aarch64-apple-darwin",
 }
 MACOS = "14.0"
+# Names the environments this script asks about; an entry recorded under another name is asked again by --resume.
+ORACLE = "glibc-2.34/macos-14/pinned-python"
 DEFAULT_PYTHON = "3.12"
 FALLBACK_PYTHONS = ("3.13", "3.11", "3.10")  # tried in this order when requires-python excludes 3.12
 ALL_MINORS = tuple(f"3.{m}" for m in range(6, 16))
@@ -757,6 +761,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus", help="the corpus folder (with MANIFEST.toml)")
     parser.add_argument("--only", nargs="+", metavar="LOCALPATH", help="record only these files (manifest `local` paths); keep the other entries of -o")
+    parser.add_argument("--resume", action="store_true", help="keep the files -o already has from this oracle and uv; record the rest")
     parser.add_argument("-o", "--output", type=Path, help="the verdicts file (default: CORPUS/uv_verdicts.json)")
     parser.add_argument("--jobs", type=int, default=4, help="uv calls at once (default 4)")
     parser.add_argument("--file-jobs", type=int, default=2, help="files prepared at once (default 2)")
@@ -804,17 +809,31 @@ def main(argv: Optional[list[str]] = None) -> int:
         env.pop(name, None)
     version = uv_version(args.uv)
     started = time.monotonic()
+    files: dict[str, Any] = {}
+    if (args.only or args.resume) and output.exists():
+        files = json.loads(output.read_text(encoding="utf-8")).get("files", {})
+    if args.resume:
+        # a file recorded by this oracle and this uv is kept; the rest (older oracles, other uv) is asked again
+        items = [i for i in items if not (files.get(i.local, {}).get("oracle") == ORACLE and files.get(i.local, {}).get("uv") == version)]
+        print(f"resuming: {len(items)} files left to record", file=sys.stderr)
+    entries: dict[str, Any] = {}
+    written = threading.Lock()
+
+    def record_and_write(item: CorpusFile) -> None:
+        entry = recorder.record(item)
+        entry["oracle"] = ORACLE
+        entry["uv"] = version
+        with written:
+            # each file is written as it ends, so that an interrupted run keeps what it asked (--resume goes on)
+            entries[item.local] = entry
+            files[item.local] = entry
+            write_json(output, {"uv": version, "recorded": datetime.datetime.now(datetime.timezone.utc).date().isoformat(), "files": files})
+
     with tempfile.TemporaryDirectory(prefix="uv_oracle-") as scratch, ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         settings = Settings(args.uv, args.timeout, env, Path(scratch), args.cache_dir)
         recorder = Recorder(settings, pool)
         with ThreadPoolExecutor(max_workers=max(1, args.file_jobs)) as files_pool:
-            entries = dict(zip([i.local for i in items], files_pool.map(recorder.record, items), strict=True))
-    files: dict[str, Any] = {}
-    if args.only and output.exists():
-        files = json.loads(output.read_text(encoding="utf-8")).get("files", {})
-    files.update(entries)
-    data = {"uv": version, "recorded": datetime.datetime.now(datetime.timezone.utc).date().isoformat(), "files": files}
-    write_json(output, data)
+            list(files_pool.map(record_and_write, items))
     total: dict[str, int] = {}
     for entry in entries.values():
         for verdict in entry["environments"].values():

@@ -134,6 +134,45 @@ def test_cf015_stays_quiet(tmp_path, name, text):
     assert "CF015" not in codes(tmp_path, {name: text})
 
 
+# matrices/wheels.toml (PyPI's file lists, 2026-12-02): triton has wheels for Linux only; bitsandbytes
+# 0.43-0.45 for Linux x86_64 and Windows, 0.46-0.48 Linux aarch64 too, macOS arm64 from 0.49, an
+# sdist up to 0.42; nvidia-cudnn-cu12 8.9.7.29 Linux x86_64 and Windows; torch 2.1.x cp38-cp311.
+@pytest.mark.parametrize("name, text, expected", [
+    # a range none of whose releases has a wheel here; an unpinned name is every release
+    ("requirements.txt", "bitsandbytes>=0.43,<0.46\n", {"linux-aarch64, macos-arm64"}),
+    ("requirements.txt", "triton\n", {"windows-x86_64, macos-arm64"}),
+    ("pyproject.toml", '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.10"\ndependencies = ["torch>=2.0,<2.2"]\n', {"Python 3.12, 3.13"}),
+    # a CUDA library beside a framework, pinned without the marker the framework's own wheel gives it
+    ("requirements.txt", "nvidia-cudnn-cu12==8.9.7.29\n", {"linux-aarch64, macos-arm64"}),
+])
+def test_cf015_judges_every_release_a_range_admits(tmp_path, name, text, expected):
+    found = [f for f in _json(tmp_path, {name: text}) if f["code"] == "CF015"]
+    assert {f["environments"] for f in found} == expected
+
+
+@pytest.mark.parametrize("text", [
+    # a newer release in the range has the wheel (bitsandbytes 0.49 on macOS)
+    "bitsandbytes>=0.43\n",
+    # a release in the range has an sdist (0.42.0), or a pure wheel (0.41.1)
+    "bitsandbytes>=0.42,<0.44\n",
+    "bitsandbytes==0.41.1\n",
+    # kept by a marker to the platforms with wheels
+    "triton>=3.0; sys_platform == 'linux'\n",
+    # another index serves it (Jetson's index has aarch64 builds); a release the data does not know
+    "--extra-index-url https://pypi.jetson-ai-lab.io/jp6/cu126\nonnxruntime-gpu==1.22.0\n",
+    "triton==99.0\n",
+])
+def test_cf015_stays_quiet_on_ranges_that_install(tmp_path, text):
+    assert "CF015" not in codes(tmp_path, {"requirements.txt": text})
+
+
+def test_cf015_leaves_a_constraint_alone(tmp_path):
+    """A constraint limits versions and installs nothing: through -c, and a constraints*.txt
+    handed over on its own (pre-commit passes it by name)."""
+    assert "CF015" not in codes(tmp_path, {"requirements.txt": "-c constraints.txt\nnumpy\n", "constraints.txt": "triton==3.1.0\n"})
+    assert "CF015" in codes(tmp_path / "r", {"requirements.txt": "-r more.txt\n", "more.txt": "triton==3.1.0\n"})
+
+
 def test_cf015_in_a_file_split_by_python_markers_names_a_marker_as_the_fix(tmp_path):
     text = "torch==2.1.2; python_version < '3.12'\ntorch==2.5.1; python_version >= '3.12'\n"
     found = [f for f in _json(tmp_path, {"requirements.txt": text}) if f["code"] == "CF015"]
@@ -198,7 +237,8 @@ def test_a_torch_that_was_never_released_is_cf002_once_and_one_before_the_data_i
     "not in the data". torch 1.0 was released before the data begins: only unknown (CF013)."""
     machine = ("--os", "linux", "--arch", "x86_64", "--python", "3.11", "--driver", "550.54.15", "--gpu", "NVIDIA GeForce RTX 4090")
     found = findings(tmp_path, {"a/requirements.txt": "torch==2.3.2\n", "b/requirements.txt": "torch==1.0\n"}, *machine)
-    assert [(path, code) for path, _l, _c, code in found] == [("a/requirements.txt", "CF002"), ("b/requirements.txt", "CF013")]
+    # torch 1.0 also had wheels for Linux x86_64 and macOS x86_64 only (PyPI): CF015 elsewhere
+    assert [(path, code) for path, _l, _c, code in found] == [("a/requirements.txt", "CF002"), ("b/requirements.txt", "CF013"), ("b/requirements.txt", "CF015")]
 
 
 @pytest.mark.parametrize("line", ["torchvision==0.99.0", "torchaudio==0.0.1", "torchvision==0.18.5+cu121", "jaxlib==0.4.99", "torch==2.3.1rc1", "torch==2.3.1rc1+cu121"])

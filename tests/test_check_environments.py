@@ -28,8 +28,9 @@ def _pin(name, spec="", marker=None, group="", routes=(), version=None):
     return Pin(name, spec, Span("f", 1, 1, name), version=version, marker=marker, group=group, routes=routes)
 
 
-def test_a_file_without_framework_pins_describes_no_environment():
-    assert environments(Document("f", "requirements", pins=(_pin("numpy", "==2.0"),))) == []
+def test_a_file_without_framework_pins_describes_no_environment(tmp_path):
+    assert environments(Document("f", "requirements", pins=())) == []
+    assert codes(tmp_path, {"requirements.txt": "numpy==2.0\n"}) == []
 
 
 def test_extras_and_groups_are_selections_and_python_splits_only_where_a_marker_asks():
@@ -252,8 +253,8 @@ def test_a_lockfile_version_that_is_not_pep_440_is_an_error_naming_its_line(tmp_
         # PyPI's torch 2.13 is CUDA 13 on Linux; TensorFlow's [and-cuda] is CUDA 12
         ("torch==2.13.0\ntensorflow[and-cuda]==2.20.0\n", ["CF005"]),
         ("--index-url https://download.pytorch.org/whl/cu126\n--extra-index-url https://pypi.org/simple\ntorch==2.13.0\ntensorflow[and-cuda]==2.20.0\n", []),
-        ("torch==2.9.0\nnvidia-cudnn-cu12==8.9.7.29\n", ["CF005"]),
-        ("torch==2.9.0\nnvidia-cudnn-cu12==9.10.2.21\n", []),
+        ("torch==2.9.0\nnvidia-cudnn-cu12==8.9.7.29; sys_platform == 'linux' and platform_machine == 'x86_64'\n", ["CF005"]),
+        ("torch==2.9.0\nnvidia-cudnn-cu12==9.10.2.21; sys_platform == 'linux'\n", []),
     ],
 )
 def test_plain_versions_are_pypis_builds_with_the_pins_their_wheels_name(tmp_path, text, expected):
@@ -357,3 +358,19 @@ def test_conda_versions_compare_padded_with_zeros(tmp_path):
 def test_an_extension_built_against_another_torch_line_is_cf014(tmp_path, build, runtime, expected):
     text = f'[build-system]\nrequires = ["setuptools", {build}]\n[project]\nname = "ext"\ndependencies = [{runtime}]\n'
     assert codes(tmp_path, {"pyproject.toml": text}) == expected
+
+
+def test_an_extra_naming_the_project_itself_installs_that_extras_pins_too(tmp_path):
+    """sglang's `all = ["sglang[srt]", ...]` and a group's {include-group}: the pins they bring are
+    judged in the including selection as well, under its marker, and said once."""
+    text = (
+        '[project]\nname = "My_Proj"\nversion = "1"\n'
+        '[project.optional-dependencies]\nsrt = ["sgl-kernel==0.3.7"]\n'
+        "all = [\"my-proj[srt]; sys_platform == 'linux'\"]\n"
+        '[dependency-groups]\nkernels = ["triton>=3.0"]\ndev = [{include-group = "kernels"}]\n'
+    )
+    found = [f for f in json.loads(check(tmp_path, {"pyproject.toml": text}, "--output-format", "json").stdout) if f["code"] == "CF015"]
+    assert sorted((f["line"], f["environments"]) for f in found) == [
+        (5, "linux-aarch64, windows-x86_64, macos-arm64 (extra srt); linux-aarch64 (extra all)"),
+        (8, "windows-x86_64, macos-arm64 (groups kernels, dev)"),
+    ]

@@ -142,6 +142,14 @@ BROKEN = [
     ("pytorch/torch-2.5.toml", 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"', 'tag = "cu124"\nplatforms = ["linux-x86_64"]\ncuda = "12.4"\nreleases = ["not-a-version"]',
      "field 'releases': Invalid version"),
     ("pytorch/index.toml", 'whl/{variant}"', 'whl/{tag}"', "field 'url': expected an https URL template containing {variant}"),
+    # wheels.toml: PyPI's file lists of the binary distributions (CF015)
+    ("wheels.toml", 'name = "triton"', 'name = "Triton"', "wheels.toml: [[distribution]] #42 (Triton): field 'name': expected the normalized name 'triton'"),
+    ("wheels.toml", 'name = "triton"\nsource = ["pypi-files"]\ngrade = "measured"', 'name = "triton"\nsource = ["pypi-files"]\ngrade = "guessed"',
+     "[[distribution]] #42 (triton): field 'grade': expected one of measured, declared, reported"),
+    ("wheels.toml", 'versions = ["0.4.0"', 'versions = ["0.4.0", "two"', "[[distribution]] fbgemm-gpu, [[distribution.files]] #4: field 'versions': Invalid version"),
+    ("wheels.toml", "sdist = false\nlinux-x86_64", 'sdist = "no"\nlinux-x86_64', "field 'sdist': expected true or false"),
+    ("wheels.toml", "sdist = false\nlinux-x86_64", "sdist = false\nsolaris = []\nlinux-x86_64", "unknown field(s) solaris"),
+    ("wheels.toml", 'linux-x86_64 = ["3.7"', 'linux-x86_64 = ["py37"', "'py37' is not a Python version like 3.12"),
 ]
 
 
@@ -280,17 +288,20 @@ def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, 
     monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
     first = load()
     cache = next((tmp_path / "cache").glob("matrices-*.pickle"))
-    head, blobs = pickle.loads(cache.read_bytes())
+    head, blobs, wheel_blobs = pickle.loads(cache.read_bytes())
     if damage == "bytes":
         blobs["jax"] = b"\x00\x01" + blobs["jax"][2:]
+        wheel_blobs["triton"] = b"\x00\x01" + wheel_blobs["triton"][2:]
     elif damage == "none":
         blobs["jax"] = pickle.dumps(None)
+        wheel_blobs["triton"] = pickle.dumps(None)
     else:
         del blobs["jax"]
-    cache.write_bytes(pickle.dumps((head, blobs)))
+    cache.write_bytes(pickle.dumps((head, blobs, wheel_blobs)))
     again = load()
     assert tuple(again.frameworks["jax"]) == tuple(first.frameworks["jax"])
-    head, blobs = pickle.loads(next((tmp_path / "cache").glob("matrices-*.pickle")).read_bytes())
+    assert again.wheel_files["triton"] == first.wheel_files["triton"]
+    head, blobs, wheel_blobs = pickle.loads(next((tmp_path / "cache").glob("matrices-*.pickle")).read_bytes())
     assert tuple(pickle.loads(blobs["jax"])) == tuple(first.frameworks["jax"])  # the cache is sound again
 
 
@@ -314,3 +325,22 @@ def test_cuda_toolkit_pins_bring_their_library_wheels():
     build = next(b for r in m.torch if str(r.version) == "2.12.1" for b in r.builds if b.tag == "cu126" and "linux-x86_64" in b.platforms)
     assert build.pins is not None and build.pins["cuda-toolkit"] == "==12.6.3"
     assert build.pins["nvidia-cublas-cu12"] == "==12.6.4.1.*" and build.pins["nvidia-cuda-runtime-cu12"] == "==12.6.77.*"
+
+
+def test_wheel_files_are_optional_data(tmp_path):
+    """An update bundle made before matrices/wheels.toml has no such facts: CF015 then judges nothing."""
+    copy = tmp_path / "m"
+    shutil.copytree(DATA, copy)
+    (copy / "wheels.toml").unlink()
+    assert dict(load(copy, use_cache=False).wheel_files) == {}
+
+
+def test_wheel_files_record_every_release_with_its_platforms_and_pythons(matrices):
+    """PyPI's file lists (2026-12-02): bitsandbytes is py3-none everywhere up to 0.42.0 (with an
+    sdist), wheels only from 0.43.0, linux-aarch64 from 0.46.0 and macOS arm64 from 0.49.0."""
+    by_version = {str(r.version): r for r in matrices.wheel_files["bitsandbytes"]}
+    assert by_version["0.42.0"].sdist and "any" in by_version["0.42.0"].wheels
+    assert not by_version["0.45.5"].sdist and set(by_version["0.45.5"].wheels) == {"linux-x86_64", "windows-x86_64"}
+    assert "linux-aarch64" in by_version["0.46.0"].wheels and "macos-arm64" not in by_version["0.48.2"].wheels
+    assert "3.12" in by_version["0.49.0"].pythons("macos-arm64")
+    assert [r.version for r in matrices.wheel_files["bitsandbytes"]] == sorted(by_version[v].version for v in by_version)[::-1]

@@ -136,10 +136,11 @@ def _load(root: Path, use_cache: bool, files: Optional[list[str]] = None) -> Mat
         cache_file = cache / f"matrices-{_root_key(root)}-{_INSTALL}-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
-                head, blobs = pickle.load(fh)
+                head, blobs, wheel_blobs = pickle.load(fh)
             # A cache of another shape (edited, or written by code that knew other families) is rebuilt.
-            if isinstance(head, Matrices) and isinstance(blobs, dict) and set(blobs) == set(families()):
-                return head._replace(frameworks=Families(blobs, lambda: _build(root, files, cache_file)))
+            if isinstance(head, Matrices) and isinstance(blobs, dict) and set(blobs) == set(families()) and isinstance(wheel_blobs, dict):
+                rebuild = lambda: _build(root, files, cache_file)  # noqa: E731
+                return head._replace(frameworks=Families(blobs, rebuild), wheel_files=Families(wheel_blobs, rebuild, "wheel_files"))
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
     return _build(root, files, cache_file)
@@ -156,13 +157,14 @@ def _build(root: Path, files: list[str], cache_file: Optional[Path]) -> Matrices
 
 
 class Families(Mapping[str, tuple]):
-    """Each family's releases, unpickled from the cache the first time they are asked for. A blob
-    that does not unpickle (a damaged cache) is read again from the data files, which also writes
-    a sound cache."""
+    """Each family's releases (or, as `wheel_files`, each distribution's files), unpickled from the
+    cache the first time they are asked for. A blob that does not unpickle (a damaged cache) is read
+    again from the data files, which also writes a sound cache."""
 
-    def __init__(self, blobs: dict[str, bytes], rebuild: Callable[[], Matrices]) -> None:
+    def __init__(self, blobs: dict[str, bytes], rebuild: Callable[[], Matrices], field: str = "frameworks") -> None:
         self._blobs = blobs
         self._rebuild = rebuild
+        self._field = field
         self._loaded: dict[str, tuple] = {}
 
     def __getitem__(self, family: str) -> tuple:
@@ -175,7 +177,7 @@ class Families(Mapping[str, tuple]):
         except Exception:
             releases = None
         if not isinstance(releases, tuple):
-            releases = tuple(self._rebuild().frameworks[family])
+            releases = tuple(getattr(self._rebuild(), self._field)[family])
         self._loaded[family] = releases
         return releases
 
@@ -219,7 +221,8 @@ def _cache_key(root: Path, files: list[str]) -> str:
 
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
-    code = [os.path.join(here, n) for n in ("loader.py", "matrices_reader.py", "records.py", "gpus.py", "fields.py", "frameworks/build_data.py")]
+    readers = ("loader.py", "matrices_reader.py", "wheels_data.py", "records.py", "gpus.py", "fields.py", "frameworks/build_data.py")
+    code = [os.path.join(here, n) for n in readers]
     folder = str(root)
     for name, path in [*((rel, os.path.join(folder, rel)) for rel in files), *((os.path.basename(c), c) for c in [*code, *reader_files()])]:
         try:
@@ -250,8 +253,9 @@ def _write_cache(cache_file: Path, matrices: Matrices) -> None:
         tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
         # Each family is pickled apart, so a run unpickles only the frameworks it asks about.
         blobs = {family: pickle.dumps(_shared(tuple(releases), {}), protocol=pickle.HIGHEST_PROTOCOL) for family, releases in matrices.frameworks.items()}
-        head = _shared(matrices._replace(frameworks={}), {})
-        tmp.write_bytes(pickle.dumps((head, blobs), protocol=pickle.HIGHEST_PROTOCOL))
+        wheel_blobs = {name: pickle.dumps(tuple(files), protocol=pickle.HIGHEST_PROTOCOL) for name, files in matrices.wheel_files.items()}
+        head = _shared(matrices._replace(frameworks={}, wheel_files={}), {})
+        tmp.write_bytes(pickle.dumps((head, blobs, wheel_blobs), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, cache_file)
     except OSError:
         pass  # a read-only home costs speed, not correctness

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
+from cudafit import wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -105,7 +106,8 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         for family, r in every.items()
     }
     prefixes = tuple(r.DATA_PREFIX for r in every.values())
-    unexpected = set(docs) - set(SHARED) - {r for r in docs if r.startswith(prefixes)}
+    wheel_files = wheels_data.read(wheels_data.FILE, docs[wheels_data.FILE], dates) if wheels_data.FILE in docs else {}
+    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE} - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
     return Matrices(
@@ -119,6 +121,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         jetpacks=jetpacks,
         unknown_driver_major=unknown_driver_major,
         pythons=_pythons(frameworks),
+        wheel_files=wheel_files,
     )
 
 

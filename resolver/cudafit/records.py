@@ -196,6 +196,22 @@ class OrtRelease(NamedTuple):
         return pythons_on(self.python, self.python_by_platform, platform)
 
 
+class WheelFiles(NamedTuple):
+    """One release of a distribution as PyPI's file list shows it (matrices/wheels.toml): whether
+    it has an sdist, and per platform the CPython minors a wheel there installs on ("any": a pure
+    wheel, which installs on every platform)."""
+
+    version: Version
+    sdist: bool
+    wheels: dict[str, frozenset[str]]
+
+    def pythons(self, platform: str) -> frozenset[str]:
+        return self.wheels.get(platform, frozenset()) | self.wheels.get(PURE, frozenset())
+
+
+PURE = "any"
+
+
 class Matrices(NamedTuple):
     data_date: str
     compat: dict[int, CompatFloor]
@@ -207,6 +223,7 @@ class Matrices(NamedTuple):
     jetpacks: tuple[JetPack, ...] = ()  # oldest first
     unknown_driver_major: int = 12  # with the driver unknown, answer for this CUDA major's floor (nvidia.toml)
     pythons: tuple[tuple[int, int], ...] = ()  # every CPython minor some release has wheels for, oldest first
+    wheel_files: Mapping[str, tuple[WheelFiles, ...]] = {}  # distribution -> its releases' files, newest first
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -101,7 +101,7 @@ def admitted(requires_python: str) -> tuple[str, ...]:
 
 def environments(doc: Document) -> list[Environment]:
     """Every environment of the file (`doc` holds the pins the environment rules read)."""
-    pins = [p for p in doc.pins if relevant(p)]
+    pins = list(doc.pins)
     if not pins:
         return []
     return [Environment(platform, python, selection) for selection in selections(doc) for python in pythons(doc, pins) for platform in PLATFORMS]
@@ -183,12 +183,26 @@ def describe(envs: list[Environment], every: list[Environment]) -> str:
     by_place: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for (python, selection), platforms in by_rest.items():
         by_place.setdefault((tuple(dict.fromkeys(platforms)), selection), []).append(python or "")
-    parts = []
+    # Selections that hold on the same platforms and Pythons are said together (extras a, b).
+    by_reach: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for (places, selection), versions in by_place.items():
-        named = [v for v in versions if v]
-        extra = ", ".join(x for x in ("Python " + ", ".join(named) if named else "", selection) if x)
+        by_reach.setdefault((places, tuple(v for v in versions if v)), []).append(selection)
+    parts = []
+    for (places, named), chosen in by_reach.items():
+        extra = ", ".join(x for x in ("Python " + ", ".join(named) if named else "", _selections_text(chosen)) if x)
         if set(places) >= set(PLATFORMS) and extra:
             parts.append(extra)  # every platform: the selection says it
             continue
         parts.append(", ".join(places) + (f" ({extra})" if extra else ""))
     return "; ".join(parts)
+
+
+def _selections_text(chosen: list[str]) -> str:
+    """'extra cuda', or 'extras cuda, rocm; group dev' for several."""
+    if len(chosen) < 2 or "" in chosen:
+        return "; ".join(x for x in chosen if x) if "" not in chosen else ""
+    kinds: dict[str, list[str]] = {}
+    for selection in chosen:
+        kind, _, name = selection.partition(" ")
+        kinds.setdefault(kind, []).append(name)
+    return "; ".join(f"{kind}s {', '.join(names)}" if len(names) > 1 else f"{kind} {names[0]}" for kind, names in kinds.items())

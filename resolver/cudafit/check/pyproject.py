@@ -122,6 +122,7 @@ def read(path: Path) -> Document:
         requirements(values, group, f"[dependency-groups] {group}", f"group {group}", tables=True)
     for key in ("constraint-dependencies", "override-dependencies"):
         requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True)
+    found += _included(found, project.get("name"), groups)
     found += _poetry(poetry, where, by_name)
 
     requires_python = project.get("requires-python")
@@ -134,6 +135,47 @@ def read(path: Path) -> Document:
         lines={str(path): tuple(where.lines)},
         requires_python=requires_python if isinstance(requires_python, str) else "",
     )
+
+
+def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
+    """The pins an extra or group brings in from others: an extra naming the project itself with
+    extras (sglang's `all = ["sglang[srt]", ...]`) installs theirs too, and a group's
+    `{include-group = "..."}` that group's. Each is the written pin again, in the including
+    selection (under the including requirement's marker too), so a finding names every selection
+    it holds in."""
+    from packaging.utils import canonicalize_name
+
+    own = canonicalize_name(name) if isinstance(name, str) else None
+    by_group: dict[str, list[Pin]] = {}
+    for pin in found:
+        by_group.setdefault(pin.group, []).append(pin)
+    # selection -> the selections it includes, with the marker of the including requirement
+    includes: dict[str, list[tuple[str, Optional[str]]]] = {}
+    for pin in found:
+        if own is not None and pin.name == own and pin.group.startswith(("extra ", "group ")) and not pin.constraint:
+            includes.setdefault(pin.group, []).extend((f"extra {canonicalize_name(x)}", pin.marker) for x in pin.extras)
+    for group, values in groups.items() if isinstance(groups, dict) else ():
+        for item in values if isinstance(values, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("include-group"), str):
+                includes.setdefault(f"group {group}", []).append((f"group {item['include-group']}", None))
+    # extras are written as named; match them by normalized name
+    by_group.update({f"extra {canonicalize_name(g[6:])}": v for g, v in list(by_group.items()) if g.startswith("extra ")})
+    out: list[Pin] = []
+    for selection in includes:
+        seen = {selection}
+        todo = list(includes[selection])
+        while todo:
+            other, marker = todo.pop()
+            if other in seen:
+                continue  # an include cycle (pip and uv stop there too)
+            seen.add(other)
+            for pin in by_group.get(other, ()):
+                if own is not None and pin.name == own:
+                    continue
+                joined = pin.marker if marker is None else marker if pin.marker is None else f"({marker}) and ({pin.marker})"
+                out.append(pin._replace(group=selection, marker=joined))
+            todo.extend((o, marker) for o, _m in includes.get(other, ()))
+    return out
 
 
 def _table(data: dict, key: str) -> dict:

@@ -111,7 +111,9 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
             return
         visit(target, chain or value, constraint, text)
 
-    visit(path, group, False, read_text(path))
+    # A constraints file (constraints*.txt, as files.py finds it) limits versions and installs
+    # nothing, read through -c or handed over on its own by a hook.
+    visit(path, group, path.name.startswith("constraints"), read_text(path))
     return Document(str(path), "requirements", pins=tuple(found_pins), indexes=tuple(indexes), problems=tuple(problems), lines=all_lines, no_index=no_index)
 
 

@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import no_wheel, stated_pythons, wheel_releases
+from cudafit.check.wheels import no_wheel, stated_pythons, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -40,7 +40,7 @@ RULES = (
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
     Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
-    Rule("CF015", "no-wheel-here", "error", "an exact pin of a wheels-only release with no wheel for a platform or Python the file installs on"),
+    Rule("CF015", "no-wheel-here", "error", "a pin none of whose releases has a wheel (or an sdist) for a platform or Python the file installs on"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -89,9 +89,9 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     releases = {str(r.version): r for r in matrices.torch}
     for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds, _build_torch):
         found += rule(doc, matrices, releases)
-    # The environment rules read frameworks and CUDA wheels only: a lockfile's other hundreds of
-    # packages are left out of every view.
-    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p)))
+    # The environment rules read frameworks, CUDA wheels and the distributions whose wheels the
+    # data lists (CF015) only: a lockfile's other hundreds of packages are left out of every view.
+    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or p.name in matrices.wheel_files))
     every = environments(ours)
     # Environments that install the same pins on one platform and Python are checked once.
     views: dict[tuple, tuple[Document, list]] = {}
@@ -106,8 +106,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
     pythons = stated_pythons(doc)
-    # Most files pin no wheels-only release exactly: CF015 then asks nothing per environment.
-    wheels_only = wheel_releases(ours, matrices)
+    # Most files pin nothing wheels-only: CF015 then asks nothing per environment.
+    wheels_only = wheel_pins(ours, matrices)
     for seen, envs in views.values():
         if not seen.pins:
             continue
@@ -119,8 +119,9 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             merged.setdefault((result.path, result.line, result.col, result.code, ""), (result, []))[1].extend(envs)
         # A missing wheel may hold for some Pythons only, and a lock's package install in some
         # selections only (lockfiles.reach): each environment is asked on its own.
-        for env in envs if wheels_only else ():
-            for missing in no_wheel(seen, wheels_only, env, pythons):
+        from_pypi = seen._replace(pins=tuple(p for p in seen.pins if (p.name, p.specifier) in wheels_only and _from_pypi(seen, p))) if wheels_only else seen
+        for env in envs if from_pypi.pins and wheels_only else ():
+            for missing in no_wheel(from_pypi, wheels_only, matrices, env, pythons):
                 result = finding("CF015", missing.span, missing.message, missing.fix)
                 merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
     for result, envs in merged.values():

@@ -1,23 +1,25 @@
-"""CF015: an exact pin of a release that has no wheel where the file installs it.
+"""CF015: a pin none of whose releases has a wheel where the file installs it.
 
-torch, TensorFlow, jaxlib, ONNX Runtime GPU and the libraries without an sdist are wheels only:
-where a release has no wheel for a platform or Python, pip and uv find nothing to install (uv:
-"has no wheels with a matching platform tag"). The data records each release's platforms and
-Pythons from its PyPI file list, so this is a fact, not a guess. Pythons are the file's own:
-those its requires-python admits (of the ones check evaluates), or the one its markers split on;
-a file that states none is judged on platforms only, since its user picks the Python.
+Much of a GPU install is wheels only (torch, TensorFlow, jaxlib, ONNX Runtime, triton, bitsandbytes
+from 0.43, the CUDA libraries, ...), and each release's wheels cover some platforms and Pythons.
+Where no release a pin admits has a wheel for an environment, and none has an sdist to build from,
+pip and uv find nothing to install (uv: "has no wheels with a matching platform tag"). The data
+records every release's files of these distributions from PyPI (matrices/wheels.toml), so the
+finding is a fact of PyPI's, not a guess; a pin served by another index (a route, --index-url) is
+that index's business and is not judged. Pythons are the file's own: those its requires-python
+admits (of the ones check evaluates), or the one its markers split on; a file that states none is
+judged on platforms only, since its user picks the Python.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from cudafit.check.environments import Environment, admitted, holds, marker_values
-from cudafit.check.model import Document, Span
-from cudafit.records import Matrices
+from cudafit.check.model import Document, Pin, Span
+from cudafit.records import PURE, Matrices, WheelFiles
 
 
 class Missing(NamedTuple):
@@ -34,69 +36,111 @@ def stated_pythons(doc: Document) -> tuple[Optional[str], ...]:
     return admitted(doc.requires_python) or (None,)
 
 
-def wheel_releases(doc: Document, matrices: Matrices) -> dict[tuple[str, str], Any]:
-    """(name, version) -> the data's release of each wheels-only distribution `doc` pins exactly,
-    which CF015 judges (from PyPI's wheels: a +local build is the index's, which the index rules
-    judge; a lock's package whose reach is unknown is not judged)."""
-    from cudafit.frameworks import BY_MEMBER
-
-    out: dict[tuple[str, str], Any] = {}
+def wheel_pins(doc: Document, matrices: Matrices) -> dict[tuple[str, str], tuple[WheelFiles, ...]]:
+    """(name, specifier) -> the releases each pin CF015 judges admits, newest first: pins of a
+    distribution the data lists, whose every admitted release is wheels only. Not judged: a +local
+    build (another index's: the index rules judge it), a -c constraint (it installs nothing), a
+    lock's package whose reach is unknown, a specifier the data knows no release of."""
+    out: dict[tuple[str, str], tuple[WheelFiles, ...]] = {}
     for pin in doc.pins:
-        if pin.version is None or pin.local is not None or pin.reached is None or pin.name not in BY_MEMBER:
+        key = (pin.name, pin.specifier)
+        if key in out or pin.local is not None or pin.constraint or pin.reached is None or pin.name not in matrices.wheel_files:
             continue
-        module = BY_MEMBER[pin.name]
-        if module.SDIST or pin.name != module.WHEELS or (pin.name, pin.version) in out:
-            continue
-        try:
-            wanted = Version(pin.version)
-        except InvalidVersion:
-            continue
-        release = next((r for r in module.releases(matrices) if r.version == wanted), None)
-        if release is not None:
-            out[(pin.name, pin.version)] = release
+        releases = admitted_releases(pin, matrices.wheel_files[pin.name])
+        if releases and not any(r.sdist for r in releases):
+            out[key] = releases
     return out
 
 
-def no_wheel(doc: Document, judged: dict[tuple[str, str], Any], env: Environment, pythons: tuple[Optional[str], ...]) -> list[Missing]:
-    """Each exact pin of `doc` (one environment's view) whose release in `judged` (wheel_releases()) has
-    no wheel on `env`'s platform, or on some of `pythons` there: the finding, and the environments
-    it holds in."""
-    from cudafit.frameworks import BY_MEMBER
-    from cudafit.frameworks.base import python_range, screen
+def admitted_releases(pin: Pin, releases: tuple[WheelFiles, ...]) -> tuple[WheelFiles, ...]:
+    """The releases `pin` admits, newest first, as pip and uv choose them (pre-releases only where it
+    names one or nothing else fits)."""
+    try:
+        spec = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return ()  # CF000's business
+    by_version = {r.version: r for r in releases}
+    return tuple(by_version[v] for v in spec.filter(by_version))
 
+
+def _has_wheel(release: WheelFiles, platform: str, python: Optional[str]) -> bool:
+    if python is None:
+        return platform in release.wheels or PURE in release.wheels
+    return python in release.pythons(platform)
+
+
+def no_wheel(
+    doc: Document, judged: dict[tuple[str, str], tuple[WheelFiles, ...]], matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]
+) -> list[Missing]:
+    """Each pin of `doc` (one environment's view; `judged` from wheel_pins()) none of whose releases
+    has a wheel on `env`'s platform, or for some of `pythons` there: the finding, and the
+    environments it holds in."""
     out: list[Missing] = []
     wanted = (env.python,) if env.python is not None else pythons
     for pin in doc.pins:
-        release = judged.get((pin.name, pin.version or ""))
-        if release is None or pin.local is not None or pin.reached is None:
+        releases = judged.get((pin.name, pin.specifier))
+        if releases is None or pin.reached is None:
             continue
-        module = BY_MEMBER[pin.name]
-        exact = SpecifierSet(f"=={release.version}")
         missing: list[Optional[str]] = []
         platform_gone = False
         for python in wanted:
             if pin.reached and not holds(pin.reached, marker_values(Environment(env.platform, python, env.selection))):
                 continue  # the project does not install it there
-            rejection = screen(module.FAMILY, release, exact, pin.name, pin.name, env.machine()._replace(python=python))
-            if rejection is None:
+            if any(_has_wheel(r, env.platform, python) for r in releases):
                 continue
-            if rejection.constraint == "platform":
+            if not any(_has_wheel(r, env.platform, None) for r in releases):
                 platform_gone = True
                 break
             missing.append(python)
         if platform_gone:
-            has = ", ".join(sorted(release.platforms)) or "none"
-            said = f"{pin.name} {pin.version} has no wheel for this platform (its wheels: {has}) and no sdist to build from: pip and uv find nothing to install"
-            fix = "limit it with an environment marker to the platforms it has wheels for, or pin a release that has wheels here"
-            out.append(Missing(pin.span, said, fix, [env]))
+            out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, matrices.wheel_files[pin.name], env.platform), [env]))
         elif missing:
-            where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
             versions = ", ".join(py for py in missing if py is not None)
-            has = python_range(release.pythons(env.platform))
-            said = f"{pin.name} {pin.version} has no wheel for Python {versions} (its wheels: Python {has})"
-            if doc.requires_python:
-                said += f", which requires-python '{doc.requires_python}' admits"
-            limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
-            fix = f"{limit} to the Pythons {pin.name} {pin.version} has wheels for, or pin a release that has wheels for Python {versions}"
-            out.append(Missing(pin.span, said, fix, where))
+            where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
+            out.append(Missing(pin.span, _python_message(pin, releases, env.platform, versions, doc.requires_python), _python_fix(pin, doc, versions), where))
     return out
+
+
+def _what(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
+    if pin.version is not None:
+        return f"{pin.name} {pin.version}"
+    span = f"{releases[-1].version}" if len(releases) == 1 else f"{releases[-1].version} to {releases[0].version}"
+    return f"no release of {pin.name} that '{pin.specifier}' admits ({span})" if pin.specifier else f"no release of {pin.name} on PyPI ({span})"
+
+
+def _platforms(releases: tuple[WheelFiles, ...]) -> str:
+    return ", ".join(sorted({p for r in releases for p in r.wheels})) or "none"
+
+
+def _platform_message(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
+    sdist = "no sdist" if len(releases) == 1 else "none has an sdist"
+    tail = f"and {sdist} to build from: pip and uv find nothing to install"
+    if pin.version is not None:
+        return f"{_what(pin, releases)} has no wheel for this platform (its wheels: {_platforms(releases)}) {tail}"
+    return f"{_what(pin, releases)} has a wheel for this platform (theirs: {_platforms(releases)}) {tail}"
+
+
+def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, versions: str, requires_python: str) -> str:
+    from cudafit.frameworks.base import python_range
+
+    has = python_range(frozenset().union(*(r.pythons(platform) for r in releases)))
+    if pin.version is not None:
+        said = f"{_what(pin, releases)} has no wheel for Python {versions} (its wheels: Python {has})"
+    else:
+        said = f"{_what(pin, releases)} has a wheel for Python {versions} (theirs: Python {has})"
+    if requires_python:
+        said += f", which requires-python '{requires_python}' admits"
+    return said
+
+
+def _platform_fix(pin: Pin, every: tuple[WheelFiles, ...], platform: str) -> str:
+    newest = next((r for r in every if _has_wheel(r, platform, None)), None)
+    if newest is None:
+        return f"no release of {pin.name} has a wheel for this platform: limit it with an environment marker to the platforms it has wheels for"
+    return f"limit it with an environment marker to the platforms it has wheels for, or allow a release with a wheel here ({pin.name} {newest.version} has one)"
+
+
+def _python_fix(pin: Pin, doc: Document, versions: str) -> str:
+    limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
+    target = f"{pin.name} {pin.version}" if pin.version is not None else f"the releases of {pin.name} it admits"
+    return f"{limit} to the Pythons {target} has wheels for, or allow a release that has wheels for Python {versions}"

@@ -16,11 +16,6 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 
 FAMILY = "bitsandbytes"
 MEMBERS = ("bitsandbytes",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# bitsandbytes has no sdist on PyPI after 0.42.0).
-WHEELS = "bitsandbytes"
-SDIST = False
 REQUIRES = ("torch",)
 
 known_extras, releases, implied, check_extras, pairs = single_member_protocol(FAMILY)

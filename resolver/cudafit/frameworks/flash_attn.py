@@ -20,11 +20,6 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 
 FAMILY = "flash-attn"
 MEMBERS = ("flash-attn",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# flash-attn releases are sdists only).
-WHEELS = "flash-attn"
-SDIST = True
 REQUIRES = ("torch",)
 SOURCE_TIER = 3  # after every prebuilt wheel, JIT ones included
 

@@ -18,11 +18,6 @@ from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Mach
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# jax itself is pure Python; no jaxlib release on PyPI has an sdist).
-WHEELS = "jaxlib"
-SDIST = False
 
 
 class JaxRelease(NamedTuple):
@@ -82,7 +77,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
             reject("spec", f"pairs with jaxlib {release.jaxlib}, which does not satisfy jaxlib{jaxlib_spec}", cause=VERSION_SPEC)
             continue
-        out = screen(FAMILY, release, spec, "jax", WHEELS, machine)
+        out = screen(FAMILY, release, spec, "jax", "jaxlib", machine)  # jax is pure Python: jaxlib's wheels decide
         if out is not None:
             rejected.append(out)
             continue

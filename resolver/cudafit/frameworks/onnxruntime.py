@@ -20,11 +20,6 @@ from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, Pac
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# no onnxruntime-gpu release on PyPI has an sdist).
-WHEELS = "onnxruntime-gpu"
-SDIST = False
 
 
 def known_extras(matrices: Matrices) -> set[str]:

@@ -23,11 +23,6 @@ from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Mach
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# no torch release on PyPI has an sdist).
-WHEELS = "torch"
-SDIST = False
 
 
 def known_extras(matrices: Matrices) -> set[str]:

@@ -21,11 +21,6 @@ from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices,
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# no tensorflow release on PyPI has an sdist).
-WHEELS = "tensorflow"
-SDIST = False
 
 
 class TFRelease(NamedTuple):

@@ -17,11 +17,6 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 
 FAMILY = "torchao"
 MEMBERS = ("torchao",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# torchao has no sdist on PyPI after 0.1).
-WHEELS = "torchao"
-SDIST = False
 REQUIRES = ("torch",)
 
 

@@ -19,11 +19,6 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 
 FAMILY = "vllm"
 MEMBERS = ("vllm",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# most vllm releases on PyPI have an sdist).
-WHEELS = "vllm"
-SDIST = True
 REQUIRES = ("torch",)
 BRINGS = ("torchvision",)  # pinned exactly too, and served by torch's index beside torch's build
 

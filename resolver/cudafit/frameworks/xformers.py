@@ -17,11 +17,6 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 
 FAMILY = "xformers"
 MEMBERS = ("xformers",)
-# The distribution whose wheels a release's platforms and Pythons describe, and whether PyPI may
-# serve an sdist that builds where no wheel fits (`cudafit check` CF015; PyPI file lists, 2026-12-02:
-# most xformers releases on PyPI have an sdist).
-WHEELS = "xformers"
-SDIST = True
 REQUIRES = ("torch",)  # the framework it is built against: a solve with xformers solves torch too
 
 

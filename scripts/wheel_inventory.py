@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Maintainer tool: measure where each release of the GPU ecosystem's binary distributions installs,
+from PyPI's own file lists, into matrices/wheels.toml (needs the network).
+
+A distribution that ships compiled (GPU, accelerator or native math) code is often wheels only, and
+its wheels cover some platforms and CPython minors: where a release has none and no sdist, pip and uv
+find nothing to install ("has no wheels with a matching platform tag"). `cudafit check` (CF015)
+reads these facts offline. For every release (final or post, with a file not yanked; a project with no
+final release: its pre-releases) this records, from the release's files on PyPI:
+
+- `sdist`: whether it has an sdist (then a build may succeed anywhere: CF015 does not judge it);
+- per platform (linux-x86_64, linux-aarch64, windows-x86_64, windows-arm64, macos-arm64,
+  macos-x86_64, or `any` for a pure wheel), the CPython minors 3.6-3.15 a wheel there installs on:
+  a cpXY tag gives 3.X; an abi3 tag 3.X and every later minor; py3/none every minor; each bounded by
+  the file's own Requires-Python. Free-threaded builds are left out. Consecutive releases with the
+  same facts share one entry.
+
+    pip install -e '.[maint]' && python scripts/wheel_inventory.py [--only NAME ...] [-o matrices/wheels.toml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import requests
+import tomlkit
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+from pypi_wheels import platforms_of_tag  # scripts/, next to this file
+
+REPO = Path(__file__).resolve().parent.parent
+PYPI = "https://pypi.org/pypi/{}/json"
+MINORS = tuple(f"3.{m}" for m in range(6, 16))
+ANY = "any"
+# The distributions a GPU install pins and PyPI serves compiled: the frameworks and their
+# companions, the runtimes and kernels built for them, the CUDA libraries, and the native
+# decoders and math runtimes they pull in. A distribution with an sdist for every release is
+# still listed where it is commonly pinned: the record says so, and CF015 leaves it alone.
+DISTRIBUTIONS = (
+    # frameworks and companions
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-io-gcs-filesystem",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda12-pjrt",
+    "jax-cuda13-plugin",
+    "jax-cuda13-pjrt",
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnxruntime-directml",
+    "mlx",
+    "mlx-metal",
+    "paddlepaddle",
+    "paddlepaddle-gpu",
+    # compilers, runtimes and kernels built against them
+    "triton",
+    "bitsandbytes",
+    "xformers",
+    "flash-attn",
+    "vllm",
+    "torchao",
+    "sgl-kernel",
+    "deepspeed-kernels",
+    "fbgemm-gpu",
+    "fbgemm-gpu-genai",
+    "warp-lang",
+    "cupy-cuda11x",
+    "cupy-cuda12x",
+    "cupy-cuda13x",
+    "ctranslate2",
+    "faiss-cpu",
+    "dlinfer-ascend",
+    # CUDA libraries (nvidia's wheels) that files pin beside a framework
+    "nvidia-cudnn-cu11",
+    "nvidia-cudnn-cu12",
+    "nvidia-cudnn-cu13",
+    "nvidia-nccl-cu12",
+    "nvidia-cublas-cu12",
+    "nvidia-cuda-runtime-cu12",
+    # native decoders and math runtimes
+    "decord",
+    "eva-decord",
+    "intel-openmp",
+    "mkl",
+)
+
+
+def python_minors(tag_interpreter: str, tag_abi: str, requires: SpecifierSet) -> set[str]:
+    """The CPython minors of MINORS that a wheel with this interpreter and ABI tag installs on."""
+    if tag_abi.endswith("t"):
+        return set()  # a free-threaded build
+    if tag_interpreter.startswith("cp") and tag_interpreter[2:].isdigit():
+        minor = f"{tag_interpreter[2]}.{tag_interpreter[3:]}"
+        if tag_abi == "abi3":
+            floor = Version(minor)
+            found = {m for m in MINORS if Version(m) >= floor}
+        else:
+            found = {minor} & set(MINORS)
+    elif tag_interpreter.startswith("py3") or tag_interpreter == "py2.py3":
+        found = set(MINORS)
+    else:
+        return set()  # PyPy, Python 2
+    return {m for m in found if requires.contains(f"{m}.99", prereleases=True) or requires.contains(f"{m}.0", prereleases=True)}
+
+
+def release_facts(files: list[dict[str, Any]]) -> dict[str, Any]:
+    """{"sdist": bool, platform: [minors]} of one release's (not yanked) files."""
+    sdist = False
+    wheels: dict[str, set[str]] = {}
+    for item in files:
+        if item.get("yanked"):
+            continue
+        name = item["filename"]
+        if not name.endswith(".whl"):
+            sdist = sdist or name.endswith((".tar.gz", ".zip", ".tar.bz2"))
+            continue
+        try:
+            _, _, _, tags = parse_wheel_filename(name)
+        except InvalidWheelFilename:
+            continue
+        try:
+            requires = SpecifierSet(item.get("requires_python") or "")
+        except InvalidSpecifier:
+            requires = SpecifierSet()
+        for tag in tags:
+            minors = python_minors(tag.interpreter, tag.abi, requires)
+            for platform in (ANY,) if tag.platform == "any" else platforms_of_tag(tag.platform):
+                if minors:
+                    wheels.setdefault(platform, set()).update(minors)
+    return {"sdist": sdist, **{p: sorted(m, key=Version) for p, m in sorted(wheels.items())}}
+
+
+def releases_of(session: requests.Session, name: str) -> list[tuple[Version, dict[str, Any]]]:
+    """(version, facts) of each final or post release, oldest first. Every release is recorded, so
+    that a version range is judged against all the releases it admits."""
+    reply = session.get(PYPI.format(name), timeout=60)
+    reply.raise_for_status()
+    found: list[tuple[Version, list[dict[str, Any]]]] = []
+    for text, files in reply.json()["releases"].items():
+        live = [f for f in files if not f.get("yanked")]
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if live and not version.local:
+            found.append((version, live))
+    # pip and uv take a pre-release only where the spec names one or the project has nothing else
+    # (deepspeed-kernels): so pre-releases are recorded only for a project without a final release
+    finals = [(v, f) for v, f in found if not v.is_prerelease]
+    return sorted(((v, release_facts(f)) for v, f in (finals or found)), key=lambda pair: pair[0])
+
+
+def runs(releases: Iterable[tuple[Version, dict[str, Any]]]) -> list[tuple[list[str], dict[str, Any]]]:
+    """Consecutive releases with the same facts, grouped."""
+    grouped: list[tuple[list[str], dict[str, Any]]] = []
+    for version, facts in releases:
+        if grouped and grouped[-1][1] == facts:
+            grouped[-1][0].append(str(version))
+        else:
+            grouped.append(([str(version)], facts))
+    return grouped
+
+
+def document(measured: dict[str, list[tuple[Version, dict[str, Any]]]], today: str) -> tomlkit.TOMLDocument:
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("Where each release installs, per PyPI's file lists: written by scripts/wheel_inventory.py; see matrices/README.md"))
+    doc["schema"] = 2
+    doc["data_date"] = today
+    sources = tomlkit.table()
+    sources["pypi-files"] = (
+        f"PyPI's JSON file list of each distribution below (read {today}): every file of every final or post release, "
+        "yanked files left out; platforms and CPython minors from the wheel file names' tags and each file's Requires-Python"
+    )
+    doc["sources"] = sources
+    distributions = tomlkit.aot()
+    for name, releases in measured.items():
+        entry = tomlkit.table()
+        entry["name"] = name
+        entry["source"] = ["pypi-files"]
+        entry["grade"] = "measured"
+        files = tomlkit.aot()
+        for versions, facts in runs(releases):
+            row = tomlkit.table()
+            row["versions"] = versions
+            for key, value in facts.items():
+                row[key] = value
+            files.append(row)
+        entry["files"] = files
+        distributions.append(entry)
+    doc["distribution"] = distributions
+    return doc
+
+
+def write_atomically(path: Path, text: str) -> None:
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these distributions (the others are kept from -o)")
+    parser.add_argument("-o", "--output", type=Path, default=REPO / "matrices" / "wheels.toml")
+    args = parser.parse_args(argv)
+    names = [canonicalize_name(n) for n in (args.only or DISTRIBUTIONS)]
+    session = requests.Session()
+    measured: dict[str, list[tuple[Version, dict[str, Any]]]] = {}
+    for name in names:
+        try:
+            measured[name] = releases_of(session, name)
+        except requests.RequestException as exc:
+            print(f"{name}: {exc}", file=sys.stderr)
+            return 2
+        print(f"{name}: {len(measured[name])} releases", file=sys.stderr)
+    if args.only and args.output.exists():
+        # keep the other distributions as recorded (their facts re-read from the file)
+        old = tomllib.loads(args.output.read_text(encoding="utf-8"))
+        kept = {
+            d["name"]: [(Version(v), {k: x for k, x in row.items() if k != "versions"}) for row in d["files"] for v in row["versions"]]
+            for d in old["distribution"]
+        }
+        measured = {**kept, **measured}
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    write_atomically(args.output, tomlkit.dumps(document(dict(sorted(measured.items())), today)))
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
