@@ -241,7 +241,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []
     for family, member_specs in families.items():
-        accepted, rejected = BY_FAMILY[family].candidates(member_specs, machine, matrices, policy, extras.get(family, frozenset()))
+        accepted, rejected = _candidates(family, member_specs, machine, matrices, policy, extras.get(family, frozenset()))
         accepted = _only(family, accepted, policy, rejected)
         offered.append((family, accepted))
         rejections.extend(rejected)
@@ -310,6 +310,35 @@ def _required_builds(chosen: list[Candidate]) -> dict[str, str]:
                     if other is not c and p.name == dist:
                         out[dist] = f"=={p.version}+{p.local}" if p.local else f"=={p.version}"
     return out
+
+
+class _Memo:
+    """A family's candidates for the same specs, machine, policy and data, asked again and again by
+    `cudafit check` (each extra of a file beside the same framework pin: unsloth's 429 asks are 5) and
+    by fleet: computed once. The data itself is the key's first part, so a run with other data
+    starts afresh; the entries are few (one file's or one fleet's questions) and bounded."""
+
+    LIMIT = 512
+
+    def __init__(self) -> None:
+        self.matrices: Optional[Matrices] = None
+        self.answers: dict[tuple, tuple[tuple[Candidate, ...], tuple[Rejection, ...]]] = {}
+
+
+_MEMO = _Memo()
+
+
+def _candidates(
+    family: str, specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy: Policy, extras: frozenset[str]
+) -> tuple[list[Candidate], list[Rejection]]:
+    if _MEMO.matrices is not matrices or len(_MEMO.answers) >= _MEMO.LIMIT:
+        _MEMO.matrices, _MEMO.answers = matrices, {}
+    key = (family, tuple(sorted((name, str(spec)) for name, spec in specs.items())), machine, policy, extras)
+    if key not in _MEMO.answers:
+        accepted, rejected = BY_FAMILY[family].candidates(specs, machine, matrices, policy, extras)
+        _MEMO.answers[key] = (tuple(accepted), tuple(rejected))
+    accepted_t, rejected_t = _MEMO.answers[key]
+    return list(accepted_t), list(rejected_t)  # the caller extends them: each gets its own lists
 
 
 def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list[Rejection]) -> list[Candidate]:

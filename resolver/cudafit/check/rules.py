@@ -93,21 +93,24 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # data lists (CF015) only: a lockfile's other hundreds of packages are left out of every view.
     ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or p.name in matrices.wheel_files))
     every = environments(ours)
-    # Environments that install the same pins on one platform and Python are checked once.
+    # Environments that install the same framework pins on one platform and Python are checked
+    # once by the joint rules; CF015 reads each environment's whole view (its wheels-only pins too).
     views: dict[tuple, tuple[Document, list]] = {}
+    full: dict[Environment, Document] = {}
     # Without a marker the platform does not change which pins a selection installs.
     marked = any(p.marker or any(r.marker for r in p.routes) for p in ours.pins)
-    seen_by: dict[tuple, Document] = {}
+    seen_by: dict[tuple, tuple[Document, Document]] = {}
     for env in every:
         which = (env.platform if marked else "", env.python, env.selection)
-        seen = seen_by.get(which) or seen_by.setdefault(which, view(ours, env))
+        if which not in seen_by:
+            whole = view(ours, env)
+            seen_by[which] = (whole, whole._replace(pins=tuple(p for p in whole.pins if relevant(p))))
+        whole, seen = seen_by[which]
+        full[env] = whole
         views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1].append(env)
     merged: dict[tuple, tuple[Finding, list]] = {}
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
-    pythons = stated_pythons(doc)
-    # Most files pin nothing wheels-only: CF015 then asks nothing per environment.
-    wheels_only = wheel_pins(ours, matrices)
     for seen, envs in views.values():
         if not seen.pins:
             continue
@@ -117,13 +120,17 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         results = by_pins[seen.pins] + _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
         for result in results:
             merged.setdefault((result.path, result.line, result.col, result.code, ""), (result, []))[1].extend(envs)
-        # A missing wheel may hold for some Pythons only, and a lock's package install in some
-        # selections only (lockfiles.reach): each environment is asked on its own.
-        from_pypi = seen._replace(pins=tuple(p for p in seen.pins if (p.name, p.specifier) in wheels_only and _from_pypi(seen, p))) if wheels_only else seen
-        for env in envs if from_pypi.pins and wheels_only else ():
-            for missing in no_wheel(from_pypi, wheels_only, matrices, env, pythons):
-                result = finding("CF015", missing.span, missing.message, missing.fix)
-                merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
+    # Most files pin nothing wheels-only: CF015 then asks nothing per environment. A missing wheel
+    # may hold for some Pythons only, and a lock's package install in some selections only
+    # (lockfiles.reach): each environment is asked on its own.
+    wheels_only = wheel_pins(ours, matrices)
+    pythons = stated_pythons(doc)
+    for env in every if wheels_only else ():
+        whole = full[env]
+        from_pypi = whole._replace(pins=tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and _from_pypi(whole, p)))
+        for missing in no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else ():
+            result = finding("CF015", missing.span, missing.message, missing.fix)
+            merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
     for result, envs in merged.values():
         where = describe(envs, every)
         if where:
