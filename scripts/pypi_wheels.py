@@ -23,14 +23,8 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-PLATFORM_OF_TAG = [
-    (re.compile(r"manylinux.*_x86_64|linux_x86_64"), "linux-x86_64"),
-    (re.compile(r"manylinux.*_aarch64|linux_aarch64"), "linux-aarch64"),
-    (re.compile(r"win_amd64"), "windows-x86_64"),
-    (re.compile(r"win_arm64"), "windows-arm64"),
-    (re.compile(r"macosx_.*_arm64"), "macos-arm64"),
-    (re.compile(r"macosx_.*_x86_64"), "macos-x86_64"),
-]
+from cudafit.records import PURE
+from cudafit.wheel_tags import platforms_of_tag
 
 # PEP 508 marker environments of the platforms whose wheels the scripts read (Python set per call).
 MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
@@ -38,23 +32,6 @@ MARKER_ENVIRONMENTS: dict[str, dict[str, str]] = {
     "linux-aarch64": {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "aarch64", "os_name": "posix"},
     "windows-x86_64": {"platform_system": "Windows", "sys_platform": "win32", "platform_machine": "AMD64", "os_name": "nt"},
 }
-
-
-def platform_of_tag(platform_tag: str) -> str | None:
-    """cudafit's platform name of a wheel platform tag (manylinux_2_28_x86_64 -> linux-x86_64)."""
-    for pattern, platform in PLATFORM_OF_TAG:
-        if pattern.fullmatch(platform_tag) or pattern.search(platform_tag):
-            return platform
-    return None
-
-
-def platforms_of_tag(platform_tag: str) -> tuple[str, ...]:
-    """cudafit's platforms a wheel platform tag installs on: a macOS universal2 wheel carries both
-    architectures (onnxruntime's macOS wheels are macosx_11_0_universal2)."""
-    if re.fullmatch(r"macosx_\d+_\d+_universal2", platform_tag):
-        return ("macos-arm64", "macos-x86_64")
-    platform = platform_of_tag(platform_tag)
-    return () if platform is None else (platform,)
 
 
 def marker_environment(platform: str, python: str = "3.12", extra: str = "") -> dict[str, str]:
@@ -89,7 +66,8 @@ def wheel_matrix(files: list[dict]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = defaultdict(set)
     for python, tag in _cpython_tags(files):
         for platform in platforms_of_tag(tag.platform):
-            found[platform].add(python)
+            if platform != PURE:
+                found[platform].add(python)
     return found
 
 
@@ -236,7 +214,7 @@ def pick_wheel(files: list[dict], platform: str, prefer: tuple[int, int] = (3, 1
         if not name.endswith(".whl") or item.get("yanked"):
             continue
         minor = cpython_minor(name)
-        platforms = {platform_of_tag(tag.platform) for tag in parse_wheel_filename(name)[3]}
+        platforms = {p for tag in parse_wheel_filename(name)[3] for p in platforms_of_tag(tag.platform)}
         if minor is not None and platform in platforms:
             candidates.append((minor == prefer, minor, item))
     return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None

@@ -163,8 +163,9 @@ def pick_python(spec: Optional[str], usable: Optional[frozenset[str]] = None) ->
 
 
 def pinned_pythons(path: Path) -> Optional[frozenset[str]]:
-    """The Pythons that every framework release `path` pins exactly has wheels for (cudafit's data,
-    read with check's own readers), or None where it pins none the data knows."""
+    """The Pythons that every framework release `path` pins exactly has wheels for, and every
+    release of a binary distribution it pins exactly (matrices/wheels.toml, on some platform):
+    cudafit's data, read with check's own readers; None where it pins none the data knows."""
     from cudafit.check.files import reader_by_content, reader_by_name
     from cudafit.errors import InputError
     from cudafit.frameworks import BY_MEMBER
@@ -180,6 +181,13 @@ def pinned_pythons(path: Path) -> Optional[frozenset[str]]:
         for release in BY_MEMBER[pin.name].releases(_matrices()):
             if release.version == Version(pin.version):
                 usable = release.python if usable is None else usable & release.python
+    for pin in doc.pins:
+        if pin.version is None or pin.local is not None or pin.marker or pin.group or pin.name not in _matrices().wheel_files:
+            continue
+        for files in _matrices().wheel_files[pin.name]:
+            if files.version == Version(pin.version) and not files.sdist:
+                wheels = frozenset().union(*files.wheels.values())
+                usable = wheels if usable is None else usable & wheels
     return usable
 
 

@@ -32,19 +32,18 @@ from typing import Any
 import requests
 import tomlkit
 
+from cudafit.wheel_tags import where
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-from pypi_wheels import platforms_of_tag  # scripts/, next to this file
 
 REPO = Path(__file__).resolve().parent.parent
 PYPI = "https://pypi.org/pypi/{}/json"
-MINORS = tuple(f"3.{m}" for m in range(6, 16))
-ANY = "any"
 # The distributions a GPU install pins and PyPI serves compiled: the frameworks and their
 # companions, the runtimes and kernels built for them, the CUDA libraries, and the native
 # decoders and math runtimes they pull in. A distribution with an sdist for every release is
@@ -102,49 +101,19 @@ DISTRIBUTIONS = (
 )
 
 
-def python_minors(tag_interpreter: str, tag_abi: str, requires: SpecifierSet) -> set[str]:
-    """The CPython minors of MINORS that a wheel with this interpreter and ABI tag installs on."""
-    if tag_abi.endswith("t"):
-        return set()  # a free-threaded build
-    if tag_interpreter.startswith("cp") and tag_interpreter[2:].isdigit():
-        minor = f"{tag_interpreter[2]}.{tag_interpreter[3:]}"
-        if tag_abi == "abi3":
-            floor = Version(minor)
-            found = {m for m in MINORS if Version(m) >= floor}
-        else:
-            found = {minor} & set(MINORS)
-    elif tag_interpreter.startswith("py3") or tag_interpreter == "py2.py3":
-        found = set(MINORS)
-    else:
-        return set()  # PyPy, Python 2
-    return {m for m in found if requires.contains(f"{m}.99", prereleases=True) or requires.contains(f"{m}.0", prereleases=True)}
-
-
 def release_facts(files: list[dict[str, Any]]) -> dict[str, Any]:
     """{"sdist": bool, platform: [minors]} of one release's (not yanked) files."""
-    sdist = False
-    wheels: dict[str, set[str]] = {}
-    for item in files:
-        if item.get("yanked"):
-            continue
-        name = item["filename"]
-        if not name.endswith(".whl"):
-            sdist = sdist or name.endswith((".tar.gz", ".zip", ".tar.bz2"))
-            continue
-        try:
-            _, _, _, tags = parse_wheel_filename(name)
-        except InvalidWheelFilename:
-            continue
-        try:
-            requires = SpecifierSet(item.get("requires_python") or "")
-        except InvalidSpecifier:
-            requires = SpecifierSet()
-        for tag in tags:
-            minors = python_minors(tag.interpreter, tag.abi, requires)
-            for platform in (ANY,) if tag.platform == "any" else platforms_of_tag(tag.platform):
-                if minors:
-                    wheels.setdefault(platform, set()).update(minors)
-    return {"sdist": sdist, **{p: sorted(m, key=Version) for p, m in sorted(wheels.items())}}
+    live = [f for f in files if not f.get("yanked")]
+    sdist = any(f["filename"].endswith((".tar.gz", ".zip", ".tar.bz2")) for f in live)
+    wheels = where((f["filename"], _requires(f)) for f in live if f["filename"].endswith(".whl"))
+    return {"sdist": sdist, **{p: sorted(m, key=Version) for p, m in wheels.items()}}
+
+
+def _requires(item: dict[str, Any]) -> SpecifierSet:
+    try:
+        return SpecifierSet(item.get("requires_python") or "")
+    except InvalidSpecifier:
+        return SpecifierSet()
 
 
 def releases_of(session: requests.Session, name: str) -> list[tuple[Version, dict[str, Any]]]:

@@ -712,3 +712,53 @@ def test_plain_pypi_torch_pin_is_pypis_build_on_each_target(tmp_path):
     assert codes(tmp_path / "ok", {"requirements.txt": "torch==2.10.0\nxformers==0.0.34\n"}, *linux) == []
     windows = ["--os", "windows", "--arch", "x86_64", "--python", "3.12", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 4090"]
     assert codes(tmp_path / "win", {"requirements.txt": "torch==2.11.0\n"}, *windows) == ["CF010"]  # a CPU build on a GPU machine
+
+
+_LOCK_WHEELS = """
+version = 1
+revision = 2
+requires-python = "==3.12.*"
+SUPPORTED
+
+[[package]]
+name = "app"
+version = "0.1.0"
+source = { editable = "." }
+dependencies = [{ name = "pyrealsense2"MARKER }]
+
+[[package]]
+name = "pyrealsense2"
+version = "2.56.5.9235"
+source = { registry = "https://pypi.org/simple" }
+SDIST
+wheels = [
+    { url = "https://files.pythonhosted.org/packages/aa/pyrealsense2-2.56.5.9235-cp312-cp312-manylinux1_x86_64.whl", hash = "sha256:00" },
+    { url = "https://files.pythonhosted.org/packages/bb/pyrealsense2-2.56.5.9235-cp312-cp312-win_amd64.whl", hash = "sha256:00" },
+]
+"""
+
+
+@pytest.mark.parametrize("supported, marker, sdist, expected", [
+    # the lock's own wheel list (lerobot's pyrealsense2: Linux x86_64 and Windows only), any package
+    ("", "", "", {"linux-aarch64, macos-arm64"}),
+    # its edge marker keeps it where its wheels are; an sdist builds; the lock is for Linux x86_64 only
+    ("", ", marker = \"platform_machine == 'x86_64' or sys_platform == 'win32'\"", "", set()),
+    ("", "", 'sdist = { url = "https://files.pythonhosted.org/packages/cc/pyrealsense2-2.56.5.9235.tar.gz", hash = "sha256:00" }', set()),
+    ("supported-markers = [\"platform_machine == 'x86_64' and sys_platform == 'linux'\"]", "", "", set()),
+])
+def test_cf015_reads_a_lockfiles_own_wheel_list(tmp_path, supported, marker, sdist, expected):
+    lock = _LOCK_WHEELS.replace("SUPPORTED", supported).replace("MARKER", marker).replace("SDIST", sdist)
+    found = [f for f in _json(tmp_path, {"uv.lock": lock}) if f["code"] == "CF015"]
+    assert {f["environments"] for f in found} == expected
+    line = lock.lstrip("\n").splitlines().index('name = "pyrealsense2"') + 1
+    assert all("in the lock" in f["message"] and f["line"] == line for f in found)
+
+
+def test_cf015_reads_a_pylocks_own_wheel_list(tmp_path):
+    pylock = (
+        'lock-version = "1.0"\ncreated-by = "uv"\nrequires-python = "==3.12.*"\n\n'
+        '[[packages]]\nname = "torch-cluster"\nversion = "1.6.3"\n'
+        'wheels = [{ url = "https://data.pyg.org/whl/torch-2.8.0%2Bcu128/torch_cluster-1.6.3%2Bpt28cu128-cp312-cp312-linux_x86_64.whl" }]\n'
+    )
+    found = [f for f in _json(tmp_path, {"pylock.toml": pylock}) if f["code"] == "CF015"]
+    assert [f["environments"] for f in found] == ["linux-aarch64, windows-x86_64, macos-arm64"]

@@ -111,12 +111,18 @@ def uninstallable() -> list[tuple[str, str, bool]]:
     return out
 
 
-# uv's reasons that name a package cudafit's data covers: what check could know offline.
-_IN_SCOPE = re.compile(r"\b(torch|torchvision|torchaudio|tensorflow|jax|jaxlib|onnxruntime(-gpu)?|xformers|vllm|flash-attn|torchao|bitsandbytes|nvidia-[a-z0-9-]+|cuda-[a-z-]+)[=<>!~ ,]")
+@lru_cache(maxsize=1)
+def _in_scope() -> re.Pattern[str]:
+    """uv's reasons that name a package cudafit's data covers (a framework, a library built against
+    one, a CUDA wheel, a distribution whose PyPI file lists it records): what check could know offline."""
+    from cudafit.frameworks import BY_MEMBER
+
+    names = sorted({*BY_MEMBER, *load().wheel_files}, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r"|nvidia-[a-z0-9-]+|cuda-[a-z-]+)(\{[^}]*\})?[=<>!~ ,]")
 
 
 def in_scope(local: str, key: str) -> bool:
-    return bool(_IN_SCOPE.search(VERDICTS[local]["environments"][key].get("why", "")))
+    return bool(_in_scope().search(VERDICTS[local]["environments"][key].get("why", "")))
 
 
 def figures() -> tuple[float, float, dict[str, int]]:

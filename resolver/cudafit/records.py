@@ -208,6 +208,9 @@ class WheelFiles(NamedTuple):
     def pythons(self, platform: str) -> frozenset[str]:
         return self.wheels.get(platform, frozenset()) | self.wheels.get(PURE, frozenset())
 
+    def __hash__(self) -> int:  # a lockfile's pins carry one, and pins are hashed
+        return hash((self.version, self.sdist, tuple(sorted(self.wheels.items()))))
+
 
 PURE = "any"
 

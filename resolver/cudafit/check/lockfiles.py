@@ -13,6 +13,7 @@ from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.pyproject import load_toml
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
+from cudafit.records import WheelFiles
 
 UV_LOCK_VERSIONS = (1,)  # the `version` uv writes; `revision` changes do not alter what is read here
 PYLOCK_MAJORS = ("1",)
@@ -26,9 +27,12 @@ def read_uv_lock(path: Path) -> Document:
         raise InputError(f"{path}:1: uv.lock version {version!r} is not one cudafit reads (known: {', '.join(map(str, UV_LOCK_VERSIONS))})")
     packages = data.get("package")
     packages = packages if isinstance(packages, list) else []
-    doc = _document(path, text, "uv-lock", "package", packages, _uv_index, _uv_marker)
+    doc = _document(path, text, "uv-lock", "package", packages, _uv_index, _uv_marker, _uv_files)
     reach = _reach(packages)
-    doc = doc._replace(pins=tuple(p._replace(reached=reach.get((p.name, p.specifier[2:]))) for p in doc.pins))
+    # `supported-markers` (tool.uv.environments): the lock is for those environments only.
+    supported = data.get("supported-markers")
+    only = " or ".join(f"({m})" for m in supported if isinstance(m, str) and m.strip()) if isinstance(supported, list) else ""
+    doc = doc._replace(pins=tuple(p._replace(reached=_within(reach.get((p.name, p.specifier[2:])), only)) for p in doc.pins))
     requires = data.get("requires-python")
     return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
 
@@ -123,9 +127,46 @@ def read_pylock(path: Path) -> Document:
     if version.split(".")[0] not in PYLOCK_MAJORS:
         raise InputError(f"{path}:1: pylock lock-version {version!r} is not one cudafit reads (known: 1.x)")
     packages = data.get("packages")
-    doc = _document(path, text, "pylock", "packages", packages if isinstance(packages, list) else [], _pylock_index, _pylock_marker)
+    doc = _document(path, text, "pylock", "packages", packages if isinstance(packages, list) else [], _pylock_index, _pylock_marker, _pylock_files)
     requires = data.get("requires-python")
     return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
+
+
+def _within(reached: Optional[str], only: str) -> Optional[str]:
+    if reached is None or not only:
+        return reached
+    return f"({only}) and ({reached})" if reached else only
+
+
+def _files(entry: dict, wheels: Any, buildable: bool) -> Optional[WheelFiles]:
+    """The package's files as the lock lists them, or None where it lists no wheel (a project of
+    its own, a path or git source: built, not chosen)."""
+    from urllib.parse import unquote
+
+    from packaging.version import Version
+
+    from cudafit.wheel_tags import where
+
+    if not isinstance(wheels, list) or not wheels:
+        return None
+    names = []
+    for wheel in wheels:
+        if isinstance(wheel, dict):
+            name = wheel.get("name") or wheel.get("filename") or wheel.get("url") or wheel.get("path")
+            if isinstance(name, str):
+                names.append((unquote(name.rsplit("/", 1)[-1].split("#", 1)[0].split("?", 1)[0]), None))
+    return WheelFiles(Version(entry["version"]), buildable, where(names))
+
+
+def _uv_files(entry: dict) -> Optional[WheelFiles]:
+    source = entry.get("source")
+    built = not (isinstance(source, dict) and ("registry" in source or "url" in source))
+    return _files(entry, entry.get("wheels"), built or isinstance(entry.get("sdist"), dict))
+
+
+def _pylock_files(entry: dict) -> Optional[WheelFiles]:
+    built = any(isinstance(entry.get(k), dict) for k in ("sdist", "vcs", "directory", "archive"))
+    return _files(entry, entry.get("wheels"), built)
 
 
 def _uv_index(entry: dict) -> Optional[str]:
@@ -175,7 +216,7 @@ def _uv_marker(entry: dict) -> Optional[str]:
     return conflict_marker(" or ".join(f"({f})" for f in forks))
 
 
-def _document(path: Path, text: str, kind: str, table: str, packages: list[Any], index_of, marker_of) -> Document:
+def _document(path: Path, text: str, kind: str, table: str, packages: list[Any], index_of, marker_of, files_of) -> Document:
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 
@@ -203,6 +244,7 @@ def _document(path: Path, text: str, kind: str, table: str, packages: list[Any],
                 local=version.local,
                 marker=marker,
                 from_index=index_of(entry),
+                files=files_of(entry),
             )
         )
     return Document(str(path), kind, pins=tuple(found), problems=tuple(problems), lines={str(path): tuple(lines)})

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+from cudafit.records import WheelFiles
+
 
 class Span(NamedTuple):
     """Where a value sits: the file, its 1-based line and column, and the text written there (a
@@ -45,6 +47,9 @@ class Pin(NamedTuple):
     # for that (its edges do). "" everywhere its own marker holds; None where the reader could not
     # tell (too many paths), so rules that need it skip the pin.
     reached: Optional[str] = ""
+    # A lockfile's own list of the package's files (uv.lock `wheels`/`sdist`, pylock `wheels`): what
+    # an install of the lock can choose from. None elsewhere.
+    files: Optional[WheelFiles] = None
 
 
 BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment

@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, relevant, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import no_wheel, stated_pythons, wheel_pins
+from cudafit.check.wheels import judged, no_wheel, stated_pythons, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -91,7 +91,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         found += rule(doc, matrices, releases)
     # The environment rules read frameworks, CUDA wheels and the distributions whose wheels the
     # data lists (CF015) only: a lockfile's other hundreds of packages are left out of every view.
-    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or p.name in matrices.wheel_files))
+    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or judged(p, matrices)))
     every = environments(ours)
     # Environments that install the same framework pins on one platform and Python are checked
     # once by the joint rules; CF015 reads each environment's whole view (its wheels-only pins too).
@@ -127,7 +127,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     pythons = stated_pythons(doc)
     for env in every if wheels_only else ():
         whole = full[env]
-        from_pypi = whole._replace(pins=tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and _from_pypi(whole, p)))
+        # the data's file lists are PyPI's; a lock's own list is whatever index it names
+        from_pypi = whole._replace(pins=tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and (p.files is not None or _from_pypi(whole, p))))
         for missing in no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else ():
             result = finding("CF015", missing.span, missing.message, missing.fix)
             merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)

@@ -36,17 +36,28 @@ def stated_pythons(doc: Document) -> tuple[Optional[str], ...]:
     return admitted(doc.requires_python) or (None,)
 
 
+def judged(pin: Pin, matrices: Matrices) -> bool:
+    """Whether CF015 may judge `pin`: a lock's package with a list of wheels of its own and nothing
+    to build from, or a pin of a distribution the data lists (not a +local build: another index's,
+    which the index rules judge). Never a -c constraint (it installs nothing), nor a lock's package
+    whose reach is unknown."""
+    if pin.constraint or pin.reached is None:
+        return False
+    if pin.files is not None:
+        return not pin.files.sdist and PURE not in pin.files.wheels
+    return pin.local is None and pin.name in matrices.wheel_files
+
+
 def wheel_pins(doc: Document, matrices: Matrices) -> dict[tuple[str, str], tuple[WheelFiles, ...]]:
-    """(name, specifier) -> the releases each pin CF015 judges admits, newest first: pins of a
-    distribution the data lists, whose every admitted release is wheels only. Not judged: a +local
-    build (another index's: the index rules judge it), a -c constraint (it installs nothing), a
-    lock's package whose reach is unknown, a specifier the data knows no release of."""
+    """(name, specifier) -> the releases each pin CF015 judges admits, newest first, where every
+    one of them is wheels only: a lock's package, its own files; any other pin, the data's releases
+    (none where the data knows no release the specifier admits)."""
     out: dict[tuple[str, str], tuple[WheelFiles, ...]] = {}
     for pin in doc.pins:
         key = (pin.name, pin.specifier)
-        if key in out or pin.local is not None or pin.constraint or pin.reached is None or pin.name not in matrices.wheel_files:
+        if key in out or not judged(pin, matrices):
             continue
-        releases = admitted_releases(pin, matrices.wheel_files[pin.name])
+        releases = (pin.files,) if pin.files is not None else admitted_releases(pin, matrices.wheel_files[pin.name])
         if releases and not any(r.sdist for r in releases):
             out[key] = releases
     return out
@@ -93,7 +104,8 @@ def no_wheel(
                 break
             missing.append(python)
         if platform_gone:
-            out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, matrices.wheel_files[pin.name], env.platform), [env]))
+            every = matrices.wheel_files.get(pin.name, ()) if pin.files is None else ()
+            out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, every, env.platform), [env]))
         elif missing:
             versions = ", ".join(py for py in missing if py is not None)
             where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
@@ -115,6 +127,8 @@ def _platforms(releases: tuple[WheelFiles, ...]) -> str:
 def _platform_message(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
     sdist = "no sdist" if len(releases) == 1 else "none has an sdist"
     tail = f"and {sdist} to build from: pip and uv find nothing to install"
+    if pin.files is not None:
+        return f"{_what(pin, releases)} has no wheel for this platform in the lock (its wheels there: {_platforms(releases)}) {tail}"
     if pin.version is not None:
         return f"{_what(pin, releases)} has no wheel for this platform (its wheels: {_platforms(releases)}) {tail}"
     return f"{_what(pin, releases)} has a wheel for this platform (theirs: {_platforms(releases)}) {tail}"
@@ -134,6 +148,8 @@ def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, v
 
 
 def _platform_fix(pin: Pin, every: tuple[WheelFiles, ...], platform: str) -> str:
+    if pin.files is not None:
+        return "in the lock's source, limit it with a marker to the platforms it has wheels for, or take a release with a wheel here; then lock again"
     newest = next((r for r in every if _has_wheel(r, platform, None)), None)
     if newest is None:
         return f"no release of {pin.name} has a wheel for this platform: limit it with an environment marker to the platforms it has wheels for"

@@ -1,0 +1,72 @@
+"""Where a wheel installs, from its file name (PEP 425 tags, read by packaging): the platforms of its
+platform tag and the CPython minors of its interpreter and ABI tags, bounded by the Requires-Python
+of its file where that is known. Used to measure PyPI's file lists (scripts/wheel_inventory.py) and
+to read a lockfile's own wheel lists (`cudafit check`, CF015)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Optional
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from cudafit.records import PURE
+
+PYTHON_MINORS = tuple(f"3.{m}" for m in range(6, 16))
+# musllinux wheels are left out: the platforms cudafit names are glibc Linux.
+_PLATFORM_OF_TAG = (
+    (re.compile(r"manylinux.*_x86_64|linux_x86_64"), ("linux-x86_64",)),
+    (re.compile(r"manylinux.*_aarch64|linux_aarch64"), ("linux-aarch64",)),
+    (re.compile(r"win_amd64"), ("windows-x86_64",)),
+    (re.compile(r"win_arm64"), ("windows-arm64",)),
+    (re.compile(r"macosx_\d+_\d+_arm64"), ("macos-arm64",)),
+    (re.compile(r"macosx_\d+_\d+_x86_64"), ("macos-x86_64",)),
+    # a universal2 wheel carries both architectures (ONNX Runtime's macOS wheels)
+    (re.compile(r"macosx_\d+_\d+_universal2"), ("macos-arm64", "macos-x86_64")),
+)
+
+
+def platforms_of_tag(platform_tag: str) -> tuple[str, ...]:
+    """cudafit's platforms a wheel platform tag installs on; () for one it does not name."""
+    if platform_tag == "any":
+        return (PURE,)
+    for pattern, platforms in _PLATFORM_OF_TAG:
+        if pattern.fullmatch(platform_tag):
+            return platforms
+    return ()
+
+
+def python_minors(interpreter: str, abi: str, requires: Optional[SpecifierSet] = None) -> frozenset[str]:
+    """The CPython minors (3.6-3.15) a wheel with these interpreter and ABI tags installs on: cpXY is
+    3.X; with abi3, 3.X and later; py3 every minor. Free-threaded builds, PyPy and Python 2: none."""
+    if abi.endswith("t"):
+        return frozenset()
+    if interpreter.startswith("cp") and interpreter[2:].isdigit():
+        minor = f"{interpreter[2]}.{interpreter[3:]}"
+        floor = tuple(int(x) for x in minor.split("."))
+        found = {m for m in PYTHON_MINORS if (tuple(int(x) for x in m.split(".")) >= floor if abi == "abi3" else m == minor)}
+    elif interpreter.startswith("py3") or interpreter == "py2.py3":
+        found = set(PYTHON_MINORS)
+    else:
+        return frozenset()
+    if requires is not None:
+        found = {m for m in found if requires.contains(f"{m}.0", prereleases=True) or requires.contains(f"{m}.99", prereleases=True)}
+    return frozenset(found)
+
+
+def where(wheels: Iterable[tuple[str, Optional[SpecifierSet]]]) -> dict[str, frozenset[str]]:
+    """Per platform ("any" for a pure wheel), the CPython minors some of these wheels (file name,
+    Requires-Python or None) install on; a name that is not a wheel's is passed over."""
+    found: dict[str, set[str]] = {}
+    for filename, requires in wheels:
+        try:
+            _name, _version, _build, tags = parse_wheel_filename(filename)
+        except InvalidWheelFilename:
+            continue
+        for tag in tags:
+            minors = python_minors(tag.interpreter, tag.abi, requires)
+            for platform in platforms_of_tag(tag.platform) if minors else ():
+                found.setdefault(platform, set()).update(minors)
+    return {p: frozenset(m) for p, m in sorted(found.items())}
