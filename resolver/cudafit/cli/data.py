@@ -41,7 +41,8 @@ def data_check(folder: Optional[Path]):
             failed = True
             continue
         releases = ", ".join(f"{len(found)} {family}" for family, found in m.frameworks.items())
-        click.echo(f"{root}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, {len(set(m.gpus.values()))} GPUs, releases: {releases}")
+        wheels = f"; PyPI file lists of {len(m.wheel_files)} distributions ({sum(len(v) for v in m.wheel_files.values())} releases)" if m.wheel_files else ""
+        click.echo(f"{root}: ok (data of {m.data_date}): {len(m.toolkits)} CUDA toolkits, {len(set(m.gpus.values()))} GPUs, releases: {releases}{wheels}")
     return 2 if failed else 0
 
 
