@@ -99,12 +99,15 @@ def admitted(requires_python: str) -> tuple[str, ...]:
     return tuple(py for py in PYTHONS if allowed.contains(f"{py}.0", prereleases=True) or allowed.contains(f"{py}.99", prereleases=True))
 
 
-def environments(doc: Document) -> list[Environment]:
-    """Every environment of the file (`doc` holds the pins the environment rules read)."""
+def environments(doc: Document, whole: Optional[Document] = None) -> list[Environment]:
+    """Every environment of the file: `doc` holds the pins the environment rules read, `whole` (by
+    default `doc`) every pin, whose extras and groups are selections too: an extra with no pin of
+    its own that the rules read still installs the base set, which may fail there."""
     pins = list(doc.pins)
     if not pins:
         return []
-    return [Environment(platform, python, selection) for selection in selections(doc) for python in pythons(doc, pins) for platform in PLATFORMS]
+    chosen = selections(whole if whole is not None else doc)
+    return [Environment(platform, python, selection) for selection in chosen for python in pythons(doc, pins) for platform in PLATFORMS]
 
 
 def view(doc: Document, env: Environment) -> Document:

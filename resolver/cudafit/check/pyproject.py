@@ -142,28 +142,33 @@ def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
     extras (sglang's `all = ["sglang[srt]", ...]`) installs theirs too, and a group's
     `{include-group = "..."}` that group's. Each is the written pin again, in the including
     selection (under the including requirement's marker too), so a finding names every selection
-    it holds in."""
+    it holds in. Names compare normalized (`all_xpu` is `all-xpu`), as pip and uv compare them."""
     from packaging.utils import canonicalize_name
+
+    def norm(selection: str) -> str:
+        kind, _, named = selection.partition(" ")
+        return f"{kind} {canonicalize_name(named)}"
 
     own = canonicalize_name(name) if isinstance(name, str) else None
     by_group: dict[str, list[Pin]] = {}
+    written: dict[str, str] = {}
     for pin in found:
-        by_group.setdefault(pin.group, []).append(pin)
-    # selection -> the selections it includes, with the marker of the including requirement
+        by_group.setdefault(norm(pin.group), []).append(pin)
+        written.setdefault(norm(pin.group), pin.group)
+    # selection (normalized) -> the selections it includes, with the marker of the including requirement
     includes: dict[str, list[tuple[str, Optional[str]]]] = {}
     for pin in found:
         if own is not None and pin.name == own and pin.group.startswith(("extra ", "group ")) and not pin.constraint:
-            includes.setdefault(pin.group, []).extend((f"extra {canonicalize_name(x)}", pin.marker) for x in pin.extras)
+            includes.setdefault(norm(pin.group), []).extend((norm(f"extra {x}"), pin.marker) for x in pin.extras)
     for group, values in groups.items() if isinstance(groups, dict) else ():
         for item in values if isinstance(values, list) else ():
             if isinstance(item, dict) and isinstance(item.get("include-group"), str):
-                includes.setdefault(f"group {group}", []).append((f"group {item['include-group']}", None))
-    # extras are written as named; match them by normalized name
-    by_group.update({f"extra {canonicalize_name(g[6:])}": v for g, v in list(by_group.items()) if g.startswith("extra ")})
+                includes.setdefault(norm(f"group {group}"), []).append((norm(f"group {item['include-group']}"), None))
+                written.setdefault(norm(f"group {group}"), f"group {group}")
     out: list[Pin] = []
-    for selection in includes:
+    for selection, first in includes.items():
         seen = {selection}
-        todo = list(includes[selection])
+        todo = list(first)
         while todo:
             other, marker = todo.pop()
             if other in seen:
@@ -173,8 +178,8 @@ def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
                 if own is not None and pin.name == own:
                     continue
                 joined = pin.marker if marker is None else marker if pin.marker is None else f"({marker}) and ({pin.marker})"
-                out.append(pin._replace(group=selection, marker=joined))
-            todo.extend((o, marker) for o, _m in includes.get(other, ()))
+                out.append(pin._replace(group=written[selection], marker=joined))
+            todo.extend((o, marker if m is None else m if marker is None else f"({marker}) and ({m})") for o, m in includes.get(other, ()))
     return out
 
 

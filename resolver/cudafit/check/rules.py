@@ -92,7 +92,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # The environment rules read frameworks, CUDA wheels and the distributions whose wheels the
     # data lists (CF015) only: a lockfile's other hundreds of packages are left out of every view.
     ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or judged(p, matrices)))
-    every = environments(ours)
+    every = environments(ours, doc)
     # Environments that install the same framework pins on one platform and Python are checked
     # once by the joint rules; CF015 reads each environment's whole view (its wheels-only pins too).
     views: dict[tuple, tuple[Document, list]] = {}
