@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from cudafit.check.model import BUILD_SYSTEM, Document, Pin
 from cudafit.records import Machine
@@ -145,21 +145,41 @@ def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
 GROUP_EXTRA = "cudafit-group-"
 
 
-@lru_cache(maxsize=4096)  # a file's few markers meet its few environments many times
 def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
     """Whether a marker holds in an environment; one packaging cannot evaluate is taken to hold
     (a finding then rests on the rest of the file, never on a guess that it does not apply)."""
-    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+    if "extra" not in marker and "dependency_groups" not in marker:
+        # most markers name no extra: one answer serves every selection of a platform and Python
+        values = tuple(v for v in values if v[0] != "extra")
+    return _holds(marker, values)
 
+
+@lru_cache(maxsize=65536)  # a file's markers meet its environments many times (a lock: hundreds x dozens)
+def _holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+
+    parsed = _parsed(marker)
+    if parsed is None:
+        return True
     env: dict = dict(values)
     extra = env.get("extra", "")
     # PEP 751's markers ('cuda' in extras, 'dev' in dependency_groups) read sets.
     env["extras"] = frozenset({extra}) if extra and not extra.startswith(GROUP_EXTRA) else frozenset()
     env["dependency_groups"] = frozenset({extra.removeprefix(GROUP_EXTRA)}) if extra.startswith(GROUP_EXTRA) else frozenset()
     try:
-        return bool(Marker(marker).evaluate(env))
-    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, TypeError, ValueError):
+        return bool(parsed.evaluate(env))
+    except (UndefinedComparison, UndefinedEnvironmentName, TypeError, ValueError):
         return True
+
+
+@lru_cache(maxsize=4096)  # a lock's markers are met in every environment: parsed once each
+def _parsed(marker: str) -> Any:
+    from packaging.markers import InvalidMarker, Marker
+
+    try:
+        return Marker(marker)
+    except InvalidMarker:
+        return None
 
 
 def describe(envs: list[Environment], every: list[Environment]) -> str:
