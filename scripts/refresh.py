@@ -9,7 +9,7 @@ what PyPI states (upload date, the CPython minors and platforms that have wheels
 macOS per wheel tag) and, where a Linux x86_64 wheel exists, the nvidia-*/cuda-* pins of its
 METADATA read through HTTP range requests: those facts are `measured`. Everything else (the index
 builds, architecture lists, cuDNN, companions) is written "unknown" for a person to fill from the
-sources in ../shared/sources.md and matrices/README.md. Exit 1 when upstream has releases the data
+sources in docs/sources.md and matrices/README.md. Exit 1 when upstream has releases the data
 lacks, 0 when it has none, 2 on a network error.
 
     pip install -e '.[maint]' && python scripts/refresh.py [--drafts DIR]

@@ -1,7 +1,7 @@
 """The machine a command reasons about: detected, described by options, or a mix of both.
 
 The GPU-side options (--driver, --gpu, --compute-capability, --jetson) replace GPU detection as a
-whole; --os, --arch and --python each replace one detected field (../shared/cli-contract.md)."""
+whole; --os, --arch and --python each replace one detected field (docs/cli-contract.md)."""
 
 from __future__ import annotations
 

@@ -41,6 +41,7 @@ RULES = (
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
     Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
     Rule("CF015", "no-wheel-here", "error", "a pin none of whose releases has a wheel (or an sdist) for a platform or Python the file installs on"),
+    Rule("CF016", "uv-finds-no-solution", "error", "with --resolve: uv finds no solution for an environment the file describes (its reason quoted)"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -89,9 +90,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     releases = {str(r.version): r for r in matrices.torch}
     for rule in (_extra_index, _conda_channel, _unpinned_cuda13, _markers, _marked_builds, _build_torch):
         found += rule(doc, matrices, releases)
-    # The environment rules read frameworks, CUDA wheels and the distributions whose wheels the
-    # data lists (CF015) only: a lockfile's other hundreds of packages are left out of every view.
-    ours = doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or judged(p, matrices)))
+    ours = _ours(doc, matrices)
     every = environments(ours, doc)
     # Environments that install the same framework pins on one platform and Python are checked
     # once by the joint rules; CF015 reads each environment's whole view (its wheels-only pins too).
@@ -139,6 +138,17 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             result = result._replace(message=f"on {where}: {result.message}", where=where, environments=keys)
         found.append(result)
     return found
+
+
+def _ours(doc: Document, matrices: Matrices) -> Document:
+    # The environment rules read frameworks, CUDA wheels and the pins CF015 judges only: a
+    # lockfile's other hundreds of packages are left out of every view.
+    return doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or judged(p, matrices)))
+
+
+def file_environments(doc: Document, matrices: Matrices) -> list[Environment]:
+    """The environments check_document evaluates `doc` in."""
+    return environments(_ours(doc, matrices), doc)
 
 
 def _targets_env(target: Target, env: Environment) -> bool:

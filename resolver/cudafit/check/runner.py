@@ -7,9 +7,11 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
+from cudafit.check.environments import environments
 from cudafit.check.files import discover
 from cudafit.check.model import Document, Finding
-from cudafit.check.rules import BY_CODE, Target, check_document
+from cudafit.check.resolve import held, resolve_findings
+from cudafit.check.rules import BY_CODE, RULES, Target, check_document, file_environments
 from cudafit.errors import InputError
 from cudafit.records import Matrices
 
@@ -24,6 +26,8 @@ class Settings(NamedTuple):
     targets: tuple[dict, ...] = ()
     source: str = ""  # the file they came from, for messages
     strict: bool = False  # a note (cudafit cannot check it) fails too
+    resolve: bool = False  # ask uv about each environment too (CF016); needs uv and the network
+    uv: str = ""  # the uv that --resolve runs
 
     def wants(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):
@@ -48,19 +52,21 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
             raise InputError(f'{source}: [tool.cudafit] {key}: expected a list of rule codes like ["CF006"]')
         unknown = [v for v in value if not any(code.startswith(v.upper()) for code in BY_CODE)]
         if unknown:
-            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: CF000-CF014)")
+            raise InputError(f"{source}: [tool.cudafit] {key}: unknown rule code {', '.join(unknown)} (known: {RULES[0].code}-{RULES[-1].code})")
         return tuple(v.upper() for v in value)
 
     targets = table.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
         raise InputError(f"{source}: [tool.cudafit] targets: expected an array of tables ([[tool.cudafit.targets]])")
-    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict"})
+    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict", "resolve"})
     if unknown_keys:
-        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, targets)")
-    strict = table.get("strict", False)
-    if not isinstance(strict, bool):
-        raise InputError(f"{source}: [tool.cudafit] strict: expected true or false, got {strict!r}")
-    return Settings(codes("select"), codes("ignore"), tuple(targets), source, strict)
+        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, resolve, targets)")
+    flags = {}
+    for key in ("strict", "resolve"):
+        flags[key] = table.get(key, False)
+        if not isinstance(flags[key], bool):
+            raise InputError(f"{source}: [tool.cudafit] {key}: expected true or false, got {flags[key]!r}")
+    return Settings(codes("select"), codes("ignore"), tuple(targets), source, flags["strict"], flags["resolve"])
 
 
 _TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "os", "arch", "python", "jetson", "macos"}
@@ -140,7 +146,12 @@ def check_paths(paths: list[Path], matrices: Matrices, settings: Settings, targe
             errors.append(f"{path}: nested too deeply to read; not checked")
             continue
         files += 1
-        for found in check_document(doc, matrices, targets):
+        found_here = check_document(doc, matrices, targets)
+        if settings.resolve and settings.uv:
+            # a file without a GPU pin is still asked: on every platform, in each of its selections
+            every = file_environments(doc, matrices) or environments(doc)
+            found_here += resolve_findings(doc, every, matrices, settings.uv, held(found_here, every))
+        for found in found_here:
             if settings.wants(found.code) and not suppressed(found, doc):
                 # An included file is read with each file that includes it: report each finding once.
                 findings.setdefault((found.path, found.line, found.col, found.code, found.message), found)

@@ -1,5 +1,5 @@
 """`cudafit check`: the pre-commit hook for requirements files, pyproject.toml, lockfiles and
-environment.yml. Offline: it reads files and cudafit's data, nothing else."""
+environment.yml. Offline: it reads files and cudafit's data, nothing else; --resolve also asks uv."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ from cudafit.machine import MachineOptions
 @click.option("--select", "select", metavar="CODES", help="Only these rules (comma-separated codes or prefixes, e.g. CF001,CF00).")
 @click.option("--ignore", "ignore", metavar="CODES", help="Skip these rules.")
 @click.option("--strict", is_flag=True, help="Fail on notes too: pins cudafit cannot check (a release its data does not know).")
+@click.option(
+    "--resolve",
+    is_flag=True,
+    help="Also ask uv (the network) to resolve each environment the file describes: CF016 where it finds no solution, with its reason.",
+)
 @click.option("--list-rules", is_flag=True, help="Print the rules, their codes and severities, and exit.")
 def check(
     paths: tuple[Path, ...],
@@ -34,6 +39,7 @@ def check(
     select: Optional[str],
     ignore: Optional[str],
     strict: bool,
+    resolve: bool,
     list_rules: bool,
 ):
     """Check dependency files (default: this folder) for pins that cannot install or run: builds that
@@ -64,7 +70,12 @@ def check(
         settings.targets,
         settings.source,
         strict or settings.strict,
+        resolve or settings.resolve,
     )
+    if settings.resolve:
+        from cudafit.check.resolve import find_uv
+
+        settings = settings._replace(uv=find_uv())
     matrices = load_matrices()
     targets = targets_from(settings, matrices)
     if described.describes_gpus or described.os or described.arch or described.python:

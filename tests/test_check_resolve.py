@@ -1,0 +1,125 @@
+"""`cudafit check --resolve`: each environment asked of uv (CF016). uv is faked by a script that
+answers as uv 0.13.9 answered for these files (its words, from tests/corpus/uv_verdicts.json), so
+the tests never touch the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.check.resolve import reason_of
+from cudafit.cli import main
+
+# What uv 0.13.9 printed for HunyuanVideo's requirements.txt on linux-aarch64 (recorded 2026-12-02).
+REFUSED = """\
+error: No solution found when resolving dependencies
+  cause: Because opencv-python==4.9.0.80 depends on numpy>=1.26.0 and you require opencv-python==4.9.0.80, we can conclude that you require numpy>=1.26.0.
+         And because you require numpy==1.24.4, we can conclude that your requirements are unsatisfiable.
+"""
+UNREACHABLE = "error: Request failed after 3 retries\n  Caused by: Failed to fetch: `https://pypi.org/simple/numpy/`\n  Caused by: dns error\n"
+
+FAKE_UV = """\
+#!{python}
+import json, os, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as log:
+    log.write(json.dumps({{"args": args, "macos": os.environ.get("MACOSX_DEPLOYMENT_TARGET")}}) + "\\n")
+platform = args[args.index("--python-platform") + 1]
+if "aarch64-manylinux" in platform:
+    sys.stderr.write({refused!r})
+    sys.exit(1)
+if "windows" in platform:
+    sys.stderr.write({unreachable!r})
+    sys.exit(2)
+print("numpy==1.26.4")
+"""
+
+
+@pytest.fixture
+def fake_uv(tmp_path, monkeypatch):
+    log = tmp_path / "uv-calls.jsonl"
+    script = tmp_path / "bin" / "uv"
+    script.parent.mkdir()
+    script.write_text(FAKE_UV.format(python=sys.executable, log=str(log), refused=REFUSED, unreachable=UNREACHABLE))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CUDAFIT_UV", str(script))
+    return log
+
+
+def run(tmp_path, files, *args):
+    work = tmp_path / "w"
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    old = Path.cwd()
+    os.chdir(work)
+    try:
+        return CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_an_environment_uv_refuses_is_cf016_with_uvs_reason_where_the_pin_is_written(tmp_path, fake_uv):
+    result = run(tmp_path, {"requirements.txt": "opencv-python==4.9.0.80\nnumpy==1.24.4\n"}, "--resolve", "--output-format", "json")
+    found = json.loads(result.stdout)
+    refused = [f for f in found if f["code"] == "CF016"]
+    assert [(f["line"], f["environments"], f["severity"]) for f in refused] == [(1, "linux-aarch64", "error")]
+    assert "numpy==1.24.4" in refused[0]["message"] and "No solution" not in refused[0]["message"]
+    # where uv could not answer (an index it cannot reach): a note, which fails nothing
+    assert [(f["code"], f["severity"], f["environments"]) for f in found if f["code"] == "CF013"] == [("CF013", "note", "windows-x86_64")]
+    assert result.exit_code == 1
+    asked = calls(fake_uv)
+    assert len(asked) == 4 and {c["macos"] for c in asked} == {"14.0"}
+    assert all(c["args"][:3] == ["pip", "compile", "requirements.txt"] for c in asked)
+
+
+def test_each_extra_is_asked_with_the_python_the_file_admits(tmp_path, fake_uv):
+    text = '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.11,<3.12"\ndependencies = ["numpy"]\n[project.optional-dependencies]\ncv = ["opencv-python"]\n'
+    run(tmp_path, {"pyproject.toml": text}, "--resolve")
+    asked = calls(fake_uv)
+    assert {tuple(c["args"][c["args"].index("--python-version") + 1 :][:1]) for c in asked} == {("3.11",)}
+    assert sum("--extra" in c["args"] for c in asked) == 4 and len(asked) == 8
+
+
+def test_an_environment_with_an_offline_error_is_not_asked_again(tmp_path, fake_uv):
+    """onnxruntime-gpu 1.22.0 has no wheel on linux-aarch64 or macOS (CF015): uv is asked elsewhere only."""
+    result = run(tmp_path, {"requirements.txt": "onnxruntime-gpu==1.22.0\n"}, "--resolve")
+    platforms = sorted(c["args"][c["args"].index("--python-platform") + 1] for c in calls(fake_uv))
+    assert platforms == ["x86_64-manylinux_2_34", "x86_64-pc-windows-msvc"]
+    assert "CF015" in result.stdout and "CF016" not in result.stdout
+
+
+def test_resolve_from_the_projects_settings_and_without_uv(tmp_path, fake_uv, monkeypatch):
+    files = {"pyproject.toml": '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy"]\n[tool.cudafit]\nresolve = true\n'}
+    run(tmp_path / "a", files)
+    assert calls(fake_uv)
+    wrong = {"pyproject.toml": files["pyproject.toml"].replace("resolve = true", 'resolve = "yes"')}
+    result = run(tmp_path / "b", wrong)
+    assert result.exit_code == 2 and "[tool.cudafit] resolve: expected true or false" in result.output
+    monkeypatch.setenv("CUDAFIT_UV", str(tmp_path / "no-such-uv"))
+    result = run(tmp_path / "c", {"requirements.txt": "numpy\n"}, "--resolve")
+    assert result.exit_code == 2 and "--resolve asks uv" in result.output and "Traceback" not in result.output
+
+
+def test_without_resolve_uv_is_never_run(tmp_path, fake_uv):
+    run(tmp_path, {"requirements.txt": "numpy==1.24.4\n"})
+    assert calls(fake_uv) == []
+
+
+def test_uvs_reason_in_one_line_the_same_on_every_platform():
+    aarch64 = "error: No solution found when resolving dependencies\n  cause: Because bitsandbytes==0.45.0 has no wheels with a matching platform tag (e.g., `manylinux_2_34_aarch64`) and you require bitsandbytes==0.45.0, we can conclude that your requirements are unsatisfiable.\n\n  hint: Wheels are available for `bitsandbytes` (v0.45.0) on the following platforms: `manylinux_2_24_x86_64`, `win_amd64`\n"
+    macos = aarch64.replace("manylinux_2_34_aarch64", "macosx_14_0_arm64")
+    assert reason_of(aarch64) == reason_of(macos)
+    assert reason_of(aarch64).startswith("Because bitsandbytes==0.45.0 has no wheels with a matching platform tag and you require")
+    assert "hint" not in reason_of(aarch64)
