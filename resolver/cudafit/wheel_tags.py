@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Optional
 
 from packaging.specifiers import SpecifierSet
@@ -28,6 +29,7 @@ _PLATFORM_OF_TAG = (
 )
 
 
+@lru_cache(maxsize=1024)  # a lockfile names the same few tags thousands of times
 def platforms_of_tag(platform_tag: str) -> tuple[str, ...]:
     """cudafit's platforms a wheel platform tag installs on; () for one it does not name."""
     if platform_tag == "any":
@@ -38,6 +40,7 @@ def platforms_of_tag(platform_tag: str) -> tuple[str, ...]:
     return ()
 
 
+@lru_cache(maxsize=1024)
 def python_minors(interpreter: str, abi: str, requires: Optional[SpecifierSet] = None) -> frozenset[str]:
     """The CPython minors (3.6-3.15) a wheel with these interpreter and ABI tags installs on: cpXY is
     3.X; with abi3, 3.X and later; py3 every minor. Free-threaded builds, PyPy and Python 2: none."""

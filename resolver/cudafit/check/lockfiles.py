@@ -13,7 +13,7 @@ from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.pyproject import load_toml
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
-from cudafit.records import WheelFiles
+from cudafit.records import PURE, WheelFiles
 
 UV_LOCK_VERSIONS = (1,)  # the `version` uv writes; `revision` changes do not alter what is read here
 PYLOCK_MAJORS = ("1",)
@@ -155,7 +155,10 @@ def _files(entry: dict, wheels: Any, buildable: bool) -> Optional[WheelFiles]:
             name = wheel.get("name") or wheel.get("filename") or wheel.get("url") or wheel.get("path")
             if isinstance(name, str):
                 names.append((unquote(name.rsplit("/", 1)[-1].split("#", 1)[0].split("?", 1)[0]), None))
-    return WheelFiles(Version(entry["version"]), buildable, where(names))
+    # Most packages ship one pure wheel, which installs everywhere: reading it alone says so.
+    pure = [n for n in names if n[0].endswith("-any.whl")]
+    found = where(pure[:1]) if pure else {}
+    return WheelFiles(Version(entry["version"]), buildable, found if PURE in found else where(names))
 
 
 def _uv_files(entry: dict) -> Optional[WheelFiles]:
