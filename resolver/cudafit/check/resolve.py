@@ -163,7 +163,7 @@ def resolve_findings(doc: Document, every: list[Environment], matrices: Matrices
     if not asked:
         return []
     path = Path(doc.path)
-    workers = jobs or min(8, os.cpu_count() or 2)
+    workers = jobs or min(8, 2 * (os.cpu_count() or 2))  # uv waits on the network and its cache more than on a CPU
     with ThreadPoolExecutor(max_workers=workers) as pool:
         answers = list(pool.map(lambda e: ask(uv, path, e, python_for(doc, matrices, e)), asked))
     from cudafit.check.rules import BY_CODE

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Maintainer tool: `cudafit check --resolve` over the corpus, held to uv's recorded verdicts (needs
+uv and the network).
+
+tests/test_corpus.py measures the offline check; this measures it with --resolve, which asks uv
+about each environment of each requirements file and pyproject.toml: the precision and recall of
+errors on the corpus, computed by the same rules as the test (tests/corpus/uv_verdicts.json is the
+oracle). A run asks uv a few thousand times (about half an hour with a warm uv cache).
+
+    python scripts/corpus_resolve.py [--file-jobs 2] [--only LOCALPATH ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+import test_corpus  # noqa: E402  (tests/: the corpus's figures, computed one way)
+
+from cudafit.check.resolve import find_uv  # noqa: E402
+from cudafit.check.runner import Report, Settings, check_paths  # noqa: E402
+from cudafit.loader import load  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="LOCALPATH", help="these manifest entries only")
+    parser.add_argument("--file-jobs", type=int, default=2, help="files checked at once (each asks uv about its environments in parallel)")
+    args = parser.parse_args(argv)
+    uv = find_uv()
+    matrices = load()
+    settings = Settings(resolve=True, uv=uv)
+    started = time.monotonic()
+    chosen = [e for e in test_corpus.MANIFEST if not args.only or e["local"] in args.only]
+
+    def one(entry: dict) -> Report:
+        path = test_corpus.CORPUS / entry["local"]
+        report = check_paths([path], matrices, settings if entry["kind"] in ("requirements", "pyproject") else Settings(), ())
+        print(f"{entry['local']}: {len(report.findings)} findings ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+        return report
+
+    with ThreadPoolExecutor(max_workers=args.file_jobs) as pool:
+        reports = dict(zip([e["local"] for e in chosen], pool.map(one, chosen), strict=True))
+    test_corpus.reports.cache_clear()
+    test_corpus.reports.__wrapped__ = lambda: reports  # type: ignore[attr-defined]
+    test_corpus.findings = lambda: {local: report.findings for local, report in reports.items()}  # type: ignore[assignment]
+    precision, recall, counts = test_corpus.figures()
+    print(f"errors: {counts['confirmed']} confirmed, {counts['false']} false, {counts['undetermined']} undetermined; precision {precision:.1%}")
+    print(f"environments uv cannot install: {counts['uninstallable']}; with an error there: recall {recall:.1%}")
+    for local, finding, why in test_corpus.classify()["false"]:
+        print(f"  false: {local}:{finding.line}: {finding.code} {finding.message[:200]} ({why[:160]})")
+    print(f"uv {os.path.basename(uv)}, {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
