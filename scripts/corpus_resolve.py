@@ -13,6 +13,7 @@ oracle). A run asks uv a few thousand times (about half an hour with a warm uv c
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -32,6 +33,7 @@ from cudafit.loader import load  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="LOCALPATH", help="these manifest entries only")
+    parser.add_argument("--log", type=Path, help="append each file's findings here (JSON lines) as it is checked")
     parser.add_argument("--file-jobs", type=int, default=2, help="files checked at once (each asks uv about its environments in parallel)")
     args = parser.parse_args(argv)
     uv = find_uv()
@@ -44,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         path = test_corpus.CORPUS / entry["local"]
         report = check_paths([path], matrices, settings if entry["kind"] in ("requirements", "pyproject") else Settings(), ())
         print(f"{entry['local']}: {len(report.findings)} findings ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+        if args.log:
+            # each file's findings as it ends: a long run that is stopped keeps what it asked
+            with args.log.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"local": entry["local"], "findings": [f._asdict() for f in report.findings]}) + "\n")
         return report
 
     with ThreadPoolExecutor(max_workers=args.file_jobs) as pool:
