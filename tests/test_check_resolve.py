@@ -5,17 +5,14 @@ the tests never touch the network."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from test_check import check
 
 from cudafit.check.resolve import reason_of
-from cudafit.cli import main
 
 # What uv 0.13.9 printed for HunyuanVideo's requirements.txt on linux-aarch64 (recorded 2026-12-02).
 REFUSED = """\
@@ -54,16 +51,7 @@ def fake_uv(tmp_path, monkeypatch):
 
 
 def run(tmp_path, files, *args):
-    work = tmp_path / "w"
-    for name, text in files.items():
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        (work / name).write_text(textwrap.dedent(text).lstrip("\n"))
-    old = Path.cwd()
-    os.chdir(work)
-    try:
-        return CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
-    finally:
-        os.chdir(old)
+    return check(tmp_path / "w", files, *args)  # fake_uv's log lives beside the files' folder
 
 
 def calls(log: Path) -> list[dict]:
