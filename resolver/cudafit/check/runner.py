@@ -10,7 +10,6 @@ from typing import Any, NamedTuple, Optional
 from cudafit.check.environments import environments
 from cudafit.check.files import discover
 from cudafit.check.model import Document, Finding
-from cudafit.check.resolve import held, resolve_findings
 from cudafit.check.rules import BY_CODE, RULES, Target, check_document, file_environments
 from cudafit.errors import InputError
 from cudafit.records import Matrices
@@ -148,6 +147,9 @@ def check_paths(paths: list[Path], matrices: Matrices, settings: Settings, targe
         files += 1
         found_here = check_document(doc, matrices, targets)
         if settings.resolve and settings.uv:
+            # imported here: a check without --resolve starts no thread pool and no subprocess module
+            from cudafit.check.resolve import held, resolve_findings
+
             # a file without a GPU pin is still asked: on every platform, in each of its selections
             every = file_environments(doc, matrices) or environments(doc)
             found_here += resolve_findings(doc, every, matrices, settings.uv, held(found_here, every))
