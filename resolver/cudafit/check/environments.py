@@ -120,6 +120,9 @@ def view(doc: Document, env: Environment) -> Document:
             continue
         if pin.marker and not holds(pin.marker, values):
             continue
+        if not pin.marker and not pin.group and not pin.routes:
+            kept.append(pin)  # settled already: most of a lockfile's packages
+            continue
         url = pin.from_index
         if pin.routes:
             url = next((r.url for r in pin.routes if r.selection in ("", env.selection) and (not r.marker or holds(r.marker, values))), None)
@@ -127,7 +130,22 @@ def view(doc: Document, env: Environment) -> Document:
     return doc._replace(pins=tuple(kept))
 
 
-@lru_cache(maxsize=256)  # a handful of environments, met by every file
+def selective(doc: Document) -> bool:
+    """Whether the file's selection (extra or group) changes which pins install or where from: else
+    one view serves every selection of a platform and Python."""
+    for pin in doc.pins:
+        if (pin.group and doc.kind != "requirements") or names_extra(pin.marker):
+            return True
+        if any(r.selection or names_extra(r.marker) for r in pin.routes):
+            return True
+    return False
+
+
+def names_extra(marker: Optional[str]) -> bool:
+    return bool(marker) and ("extra" in marker or "dependency_groups" in marker)  # type: ignore[operator]
+
+
+@lru_cache(maxsize=8192)  # platforms x Pythons x a file's extras and groups, met by every file
 def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
     from cudafit.solve import marker_env
 
@@ -158,7 +176,7 @@ def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
 def _holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
     from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
 
-    parsed = _parsed(marker)
+    parsed = parsed_marker(marker)
     if parsed is None:
         return True
     env: dict = dict(values)
@@ -173,7 +191,7 @@ def _holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
 
 
 @lru_cache(maxsize=4096)  # a lock's markers are met in every environment: parsed once each
-def _parsed(marker: str) -> Any:
+def parsed_marker(marker: str) -> Any:
     from packaging.markers import InvalidMarker, Marker
 
     try:

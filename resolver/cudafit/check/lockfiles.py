@@ -149,6 +149,9 @@ def _files(entry: dict, wheels: Any, buildable: bool) -> Optional[WheelFiles]:
 
     if not isinstance(wheels, list) or not wheels:
         return None
+    if buildable:
+        # Where the wheels do not fit, pip and uv build it: which wheels it has decides nothing.
+        return WheelFiles(Version(entry["version"]), True, {})
     names = []
     for wheel in wheels:
         if isinstance(wheel, dict):

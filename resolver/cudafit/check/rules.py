@@ -11,9 +11,9 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.environments import Environment, describe, environments, relevant, view
+from cudafit.check.environments import Environment, describe, environments, names_extra, parsed_marker, relevant, selective, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import judged, no_wheel, stated_pythons, wheel_pins
+from cudafit.check.wheels import Missing, judged, no_wheel, stated_pythons, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -98,9 +98,11 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     full: dict[Environment, Document] = {}
     # Without a marker the platform does not change which pins a selection installs.
     marked = any(p.marker or any(r.marker for r in p.routes) for p in ours.pins)
+    # ... nor, unless a pin or route names one, the selection.
+    chosen = selective(ours)
     seen_by: dict[tuple, tuple[Document, Document]] = {}
     for env in every:
-        which = (env.platform if marked else "", env.python, env.selection)
+        which = (env.platform if marked else "", env.python, env.selection if chosen else "")
         if which not in seen_by:
             whole = view(ours, env)
             seen_by[which] = (whole, whole._replace(pins=tuple(p for p in whole.pins if relevant(p))))
@@ -124,13 +126,21 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # (lockfiles.reach): each environment is asked on its own.
     wheels_only = wheel_pins(ours, matrices)
     pythons = stated_pythons(doc)
+    # A lock's reach names extras; where none does, the selection does not change the answer.
+    reach_chosen = any(names_extra(p.reached) for p in ours.pins)
+    answers: dict[tuple, list[Missing]] = {}
     for env in every if wheels_only else ():
         whole = full[env]
-        # the data's file lists are PyPI's; a lock's own list is whatever index it names
-        from_pypi = whole._replace(pins=tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and (p.files is not None or _from_pypi(whole, p))))
-        for missing in no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else ():
+        key = (id(whole), env.platform, env.python, env.selection if reach_chosen else "")
+        if key not in answers:
+            # the data's file lists are PyPI's; a lock's own list is whatever index it names
+            judged_here = tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and (p.files is not None or _from_pypi(whole, p)))
+            from_pypi = whole._replace(pins=judged_here)
+            answers[key] = no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else []
+        for missing in answers[key]:
             result = finding("CF015", missing.span, missing.message, missing.fix)
-            merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(missing.environments)
+            held_in = [e._replace(selection=env.selection) for e in missing.environments]
+            merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(held_in)
     for result, envs in merged.values():
         where = describe(envs, every)
         if where:
@@ -508,14 +518,14 @@ def _machine_on(platform: str, python: Optional[str]) -> Machine:
 def _marker_allows(marker: str, machines: list[Machine]) -> bool:
     """Whether the marker holds on any of the machines; a marker packaging cannot evaluate (an
     undefined name, a comparison it refuses) is given the benefit of the doubt."""
-    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
 
     from cudafit.solve import marker_env
 
+    parsed = parsed_marker(marker)
     try:
-        parsed = Marker(marker)
-        return any(parsed.evaluate(marker_env(m)) for m in machines)
-    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return parsed is None or any(parsed.evaluate(marker_env(m)) for m in machines)
+    except (UndefinedComparison, UndefinedEnvironmentName):
         return True
 
 
