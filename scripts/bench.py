@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cudafit's benchmark: whole-process timings, alternating runs, medians, ratios from one run.
 
-    python scripts/bench.py [--runs 21]
+    python scripts/bench.py [--runs 21] [--corpus]
 
 1. `cudafit resolve ... --json` against a bare `python -c pass` of the same interpreter,
    against the import floor (its dependencies alone; target: at most 1.1x), and against that
@@ -412,12 +412,22 @@ def bench_fleet(runs: int, env: dict, nodes: int = 10_000) -> tuple[float, float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--corpus", action="store_true", help="the corpus's figures alone (check's speed on real files)")
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="cudafit-bench-")
     env = {**os.environ, "CUDAFIT_CACHE_DIR": cache}
     # Measure what users run: with bytecode caches (a CI image may switch them off).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["CUDAFIT_CACHE_DIR"] = cache
+    if args.corpus:
+        try:
+            whole, slowest, which, count = bench_corpus(max(3, args.runs // 3), env)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        print(f"python {sys.version.split()[0]}, {max(3, args.runs // 3)} runs, medians")
+        print(f"  cudafit check, the corpus ({count} real files) in one process {whole:8.1f} ms (target well under 2000 ms)")
+        print(f"  cudafit check, the slowest corpus file alone, beyond start-up {slowest:8.1f} ms ({which}; target < 100 ms)")
+        return 0
     try:
         bare, floor, like, tool, joint = bench_process(args.runs, env)
         warm, cold = bench_load(args.runs)

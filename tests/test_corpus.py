@@ -70,8 +70,10 @@ def _matches(finding: Finding, key: str) -> bool:
 
 
 def _verdicts(local: str) -> dict[str, str]:
+    """Each environment's verdict; for a uv.lock, installing the lock itself where the oracle did
+    (`lock`: what the check of a lock claims), else the export's resolution."""
     envs = VERDICTS.get(local, {}).get("environments", {})
-    return {key: v.get("verdict", "") for key, v in envs.items()}
+    return {key: (v.get("lock") or v).get("verdict", "") for key, v in envs.items()}
 
 
 def classify() -> dict[str, list[tuple[str, Finding, str]]]:
@@ -102,11 +104,16 @@ def classify() -> dict[str, list[tuple[str, Finding, str]]]:
 
 
 def uninstallable() -> list[tuple[str, str, bool]]:
-    """(file, environment, whether check gives an error there) for each environment uv cannot install."""
+    """(file, environment, whether check gives an error there) for each environment uv cannot
+    install: it finds no solution, or a uv.lock's own packages do not install there."""
     out = []
     for local, found in findings().items():
         for key, verdict in _verdicts(local).items():
-            if verdict == "no-solution":
+            lock_fails = verdict == "error" and "lock" in VERDICTS[local]["environments"][key]
+            # a lock whose `environments` leave this one out does not describe it: nothing to check there
+            if lock_fails and "not supported by the lockfile" in _why(local, key):
+                continue
+            if verdict == "no-solution" or lock_fails:
                 out.append((local, key, any(f.severity == "error" and _matches(f, key) for f in found)))
     return out
 
@@ -122,7 +129,13 @@ def _in_scope() -> re.Pattern[str]:
 
 
 def in_scope(local: str, key: str) -> bool:
-    return bool(_in_scope().search(VERDICTS[local]["environments"][key].get("why", "")))
+    return bool(_in_scope().search(_why(local, key)))
+
+
+def _why(local: str, key: str) -> str:
+    """uv's reason for the verdict _verdicts() reads."""
+    told = VERDICTS[local]["environments"][key]
+    return str((told.get("lock") or told).get("why", ""))
 
 
 def figures() -> tuple[float, float, dict[str, int]]:
@@ -177,4 +190,4 @@ if __name__ == "__main__":  # python tests/test_corpus.py: the figures the READM
         print(f"  false: {local}:{f.line}: {f.code} {f.message[:200]} ({why[:200]})")
     for local, key, hit in uninstallable():
         if not hit and in_scope(local, key):
-            print(f"  missed: {local} {key}: {VERDICTS[local]['environments'][key].get('why', '')[:200]}")
+            print(f"  missed: {local} {key}: {_why(local, key)[:200]}")

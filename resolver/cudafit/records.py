@@ -208,8 +208,10 @@ class WheelFiles(NamedTuple):
     def pythons(self, platform: str) -> frozenset[str]:
         return self.wheels.get(platform, frozenset()) | self.wheels.get(PURE, frozenset())
 
-    def __hash__(self) -> int:  # a lockfile's pins carry one, and pins are hashed
-        return hash((self.version, self.sdist, tuple(sorted(self.wheels.items()))))
+    def __hash__(self) -> int:
+        # A lockfile's pins carry one, and pins are hashed often: the version and sdist tell
+        # releases apart (equal ones still compare their wheels).
+        return hash((self.version, self.sdist))
 
 
 PURE = "any"

@@ -14,6 +14,7 @@ then the best of the next that fits."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 from packaging.specifiers import SpecifierSet
@@ -342,16 +343,30 @@ def _candidates(
 
 
 def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list[Rejection]) -> list[Candidate]:
-    allowed = {key for key in policy.only if key[0] == family}
+    allowed = _allowed(policy.only, family)
     if not allowed:
         return accepted
     kept = []
     for c in accepted:
-        if (c.family, str(c.version), c.tag) in allowed:
+        if (c.version, c.tag) in allowed:
             kept.append(c)
         else:
             rejected.append(Rejection(family, c.version, c.tag, "fleet", policy.only_reason))
     return kept
+
+
+@lru_cache(maxsize=64)  # one policy meets every family of many asks (check: each environment)
+def _allowed(only: frozenset[tuple[str, str, str]], family: str) -> frozenset[tuple[Version, str]]:
+    """The (version, tag) builds of `family` a policy allows: versions compared as versions, not
+    written out once per build."""
+    out = set()
+    for fam, version, tag in only:
+        if fam == family:
+            try:
+                out.add((Version(version), tag))
+            except InvalidVersion:
+                continue
+    return frozenset(out)
 
 
 def _pythons(chosen: list[Candidate], machine: Machine, matrices: Matrices) -> frozenset[str]:

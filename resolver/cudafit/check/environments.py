@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
-from cudafit.check.model import BUILD_SYSTEM, Document, Pin
+from cudafit.check.model import BUILD_SYSTEM, Document, Pin, Reach
 from cudafit.records import Machine
 
 # The platforms wheels are built for, in the data's names; a file that does not limit its
@@ -64,8 +64,10 @@ def selections(doc: Document) -> list[str]:
     named = dict.fromkeys(p.group for p in doc.pins if p.group and p.group != BUILD_SYSTEM)
     named.update(dict.fromkeys(r.selection for p in doc.pins for r in p.routes if r.selection))
     # A lockfile has one set of packages; its markers say which extra or group installs each.
-    for pin in doc.pins:
-        for match in _SELECTION_MARKER.finditer(f"{pin.marker or ''} {pin.reached or ''}"):
+    markers = {pin.marker for pin in doc.pins if pin.marker}
+    markers.update(atom for pin in doc.pins for path in pin.reached or () for atom in path)
+    for marker in sorted(markers):
+        for match in _SELECTION_MARKER.finditer(marker):
             name = match["extra"] or match["inside"]
             group = match["extra"] is not None and name.startswith(GROUP_EXTRA) or match["kind"] == "dependency_groups"
             named[f"group {name.removeprefix(GROUP_EXTRA)}" if group else f"extra {name}"] = None
@@ -107,7 +109,8 @@ def environments(doc: Document, whole: Optional[Document] = None) -> list[Enviro
     if not pins:
         return []
     chosen = selections(whole if whole is not None else doc)
-    return [Environment(platform, python, selection) for selection in chosen for python in pythons(doc, pins) for platform in PLATFORMS]
+    told = pythons(doc, pins)
+    return [Environment(platform, python, selection) for selection in chosen for python in told for platform in PLATFORMS]
 
 
 def view(doc: Document, env: Environment) -> Document:
@@ -145,6 +148,15 @@ def names_extra(marker: Optional[str]) -> bool:
     return bool(marker) and ("extra" in marker or "dependency_groups" in marker)  # type: ignore[operator]
 
 
+def reach_names_extra(reached: Optional[Reach]) -> bool:
+    return any(names_extra(atom) for path in reached or () for atom in path)
+
+
+def reaches(reached: Optional[Reach], values: tuple[tuple[str, str], ...]) -> bool:
+    """Whether some path of a lock package's reach holds in an environment (None, unknown: held)."""
+    return reached is None or any(all(holds(atom, values) for atom in path) for path in reached)
+
+
 @lru_cache(maxsize=8192)  # platforms x Pythons x a file's extras and groups, met by every file
 def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
     from cudafit.solve import marker_env
@@ -168,8 +180,13 @@ def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
     (a finding then rests on the rest of the file, never on a guess that it does not apply)."""
     if "extra" not in marker and "dependency_groups" not in marker:
         # most markers name no extra: one answer serves every selection of a platform and Python
-        values = tuple(v for v in values if v[0] != "extra")
+        values = _without_extra(values)
     return _holds(marker, values)
+
+
+@lru_cache(maxsize=8192)
+def _without_extra(values: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(v for v in values if v[0] != "extra")
 
 
 @lru_cache(maxsize=65536)  # a file's markers meet its environments many times (a lock: hundreds x dozens)

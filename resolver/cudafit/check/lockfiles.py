@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from cudafit.check.model import Document, Pin, Problem, Span
+from cudafit.check.model import EVERYWHERE, Document, Pin, Problem, Reach, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.pyproject import load_toml
 from cudafit.check.source import read_text
@@ -32,20 +32,21 @@ def read_uv_lock(path: Path) -> Document:
     # `supported-markers` (tool.uv.environments): the lock is for those environments only.
     supported = data.get("supported-markers")
     only = " or ".join(f"({m})" for m in supported if isinstance(m, str) and m.strip()) if isinstance(supported, list) else ""
+    # A package no project path reaches is not installed: left unknown, never judged.
     doc = doc._replace(pins=tuple(p._replace(reached=_within(reach.get((p.name, p.specifier[2:])), only)) for p in doc.pins))
     requires = data.get("requires-python")
     return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
 
 
-# Beyond this many paths into one package, or this long a marker, its reach is left unknown.
-_MAX_PATHS, _MAX_MARKER = 6, 2000
+# Beyond this many paths into one package, or this many markers along one, its reach is left unknown.
+_MAX_PATHS, _MAX_MARKERS = 6, 64
 
 
-def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
-    """(name, version) -> the marker under which the project's own packages reach it through the
-    lock's edges ("" unconditionally; None: too many paths to say; absent: not reached). An extra
-    of the project reads `extra == 'NAME'`, a group `extra == 'cudafit-group-NAME'`, as the
-    environments evaluate them."""
+def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[Reach]]:
+    """(name, version) -> the paths by which the project's own packages reach it through the
+    lock's edges, each the markers along it (EVERYWHERE: unconditionally; None: too many paths to
+    say; absent: not reached). An extra of the project reads `extra == 'NAME'`, a group
+    `extra == 'cudafit-group-NAME'`, as the environments evaluate them."""
     from packaging.utils import canonicalize_name
 
     from cudafit.check.environments import GROUP_EXTRA
@@ -54,16 +55,16 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
     for entry in packages:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("version", ""), str):
             by_name.setdefault(canonicalize_name(entry["name"]), []).append(entry)
-    paths: dict[tuple[str, str], Optional[list[str]]] = {}
-    todo: list[tuple[list, str]] = []  # (edges, the condition their package is reached under)
+    paths: dict[tuple[str, str], Optional[list[tuple[str, ...]]]] = {}
+    todo: list[tuple[list, tuple[str, ...]]] = []  # (edges, the markers their package is reached under)
 
     keys = {id(e): _key(e) for group in by_name.values() for e in group}
 
-    def reach(entry: dict, condition: str) -> None:
+    def reach(entry: dict, condition: tuple[str, ...]) -> None:
         mine = paths.setdefault(keys[id(entry)], [])
-        if mine is None or "" in mine or condition in mine:
+        if mine is None or () in mine or condition in mine:
             return
-        if len(mine) >= _MAX_PATHS or len(condition) > _MAX_MARKER:
+        if len(mine) >= _MAX_PATHS or len(condition) > _MAX_MARKERS:
             paths[keys[id(entry)]] = None  # unknown; what it alone reaches stays unreached, so unknown too
             return
         mine.append(condition)
@@ -73,15 +74,16 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
         for entry in group:
             source = entry.get("source")
             if isinstance(source, dict) and {"editable", "virtual"} & set(source):
-                reach(entry, "")
+                reach(entry, ())
                 for table, prefix in (("optional-dependencies", ""), ("dev-dependencies", GROUP_EXTRA)):
                     for name, edges in _tables(entry.get(table)).items():
-                        todo.append((edges, f"extra == '{prefix}{name}'"))
+                        todo.append((edges, (f"extra == '{prefix}{name}'",)))
     while todo:
         edges, condition = todo.pop()
         for edge in edges:
             marker = edge.get("marker")
-            under = _both(condition, conflict_marker(marker) if isinstance(marker, str) else "")
+            met = conflict_marker(marker) if isinstance(marker, str) and marker.strip() else ""
+            under = (*condition, met) if met and met not in condition else condition
             for target in by_name.get(canonicalize_name(edge["name"]), []):
                 if "version" in edge and _normal(edge["name"], str(edge["version"])) != keys[id(target)]:
                     continue
@@ -90,7 +92,7 @@ def _reach(packages: list[Any]) -> dict[tuple[str, str], Optional[str]]:
                 extras = edge.get("extra")
                 for extra in extras if isinstance(extras, list) else []:
                     todo.append((_tables(target.get("optional-dependencies")).get(str(extra), []), under))
-    return {k: (None if v is None else "" if "" in v else " or ".join(f"({c})" for c in v)) for k, v in paths.items()}
+    return {k: (None if v is None else EVERYWHERE if () in v else tuple(v)) for k, v in paths.items()}
 
 
 @lru_cache(maxsize=4096)  # a lock names each version on many edges
@@ -116,10 +118,6 @@ def _tables(found: Any) -> dict[str, list[dict]]:
     return {str(k): _edges(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
-def _both(first: str, second: str) -> str:
-    return f"({first}) and ({second})" if first and second else first or second
-
-
 def read_pylock(path: Path) -> Document:
     text = read_text(path)
     data = load_toml(path, text)
@@ -132,10 +130,10 @@ def read_pylock(path: Path) -> Document:
     return doc._replace(requires_python=requires) if isinstance(requires, str) else doc
 
 
-def _within(reached: Optional[str], only: str) -> Optional[str]:
+def _within(reached: Optional[Reach], only: str) -> Optional[Reach]:
     if reached is None or not only:
         return reached
-    return f"({only}) and ({reached})" if reached else only
+    return tuple((only, *path) for path in reached)
 
 
 def _files(entry: dict, wheels: Any, buildable: bool) -> Optional[WheelFiles]:

@@ -27,6 +27,12 @@ class Route(NamedTuple):
     marker: Optional[str] = None
 
 
+# A lock package's reach: paths from the project to it, each the markers met along it (kept apart,
+# not joined into one long marker: the few distinct ones are evaluated once per environment).
+Reach = tuple[tuple[str, ...], ...]
+EVERYWHERE: Reach = ((),)
+
+
 class Pin(NamedTuple):
     """A requirement as a file states it. `version` and `local` are set only for an exact pin
     (`==2.5.1+cu124` or a lockfile's version); `specifier` keeps the whole specifier."""
@@ -43,10 +49,11 @@ class Pin(NamedTuple):
     extras: tuple[str, ...] = ()
     hashed: bool = False  # pinned by --hash too: a new version needs a new hash, so no fix rewrites it
     routes: tuple[Route, ...] = ()  # uv sources that route it per extra, group or marker (from_index is then None)
-    # Where the project's dependencies reach it, as a marker: a uv.lock entry carries none of its own
-    # for that (its edges do). "" everywhere its own marker holds; None where the reader could not
-    # tell (too many paths), so rules that need it skip the pin.
-    reached: Optional[str] = ""
+    # Where the project's dependencies reach it: a uv.lock entry carries no marker of its own for
+    # that (its edges do). Each path is the markers met along it (all must hold); one path that
+    # holds is enough. EVERYWHERE where its own marker holds; None where the reader could not tell
+    # (too many paths), so rules that need it skip the pin.
+    reached: Optional[Reach] = ((),)
     # A lockfile's own list of the package's files (uv.lock `wheels`/`sdist`, pylock `wheels`): what
     # an install of the lock can choose from. None elsewhere.
     files: Optional[WheelFiles] = None

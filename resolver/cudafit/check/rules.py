@@ -11,9 +11,10 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.environments import Environment, describe, environments, names_extra, parsed_marker, relevant, selective, view
+from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
-from cudafit.check.wheels import Missing, judged, no_wheel, stated_pythons, wheel_pins
+from cudafit.check.solved import solved
+from cudafit.check.wheels import Missing, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -127,14 +128,14 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     wheels_only = wheel_pins(ours, matrices)
     pythons = stated_pythons(doc)
     # A lock's reach names extras; where none does, the selection does not change the answer.
-    reach_chosen = any(names_extra(p.reached) for p in ours.pins)
+    reach_chosen = any(reach_names_extra(p.reached) for p in ours.pins)
     answers: dict[tuple, list[Missing]] = {}
     for env in every if wheels_only else ():
         whole = full[env]
         key = (id(whole), env.platform, env.python, env.selection if reach_chosen else "")
         if key not in answers:
             # the data's file lists are PyPI's; a lock's own list is whatever index it names
-            judged_here = tuple(p for p in whole.pins if (p.name, p.specifier) in wheels_only and (p.files is not None or _from_pypi(whole, p)))
+            judged_here = tuple(p for p in whole.pins if wheel_key(p) in wheels_only and (p.files is not None or _from_pypi(whole, p)))
             from_pypi = whole._replace(pins=judged_here)
             answers[key] = no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else []
         for missing in answers[key]:
@@ -615,7 +616,6 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
     """The set of one environment (`doc` is its view) solved jointly: on its platform with every
     floor met (can the pins share one environment at all?), or on each target of that platform."""
     from cudafit.errors import InputError
-    from cudafit.solve import resolve
 
     out = []
     here = env.machine()
@@ -651,7 +651,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
         )
         where = " (" + group + ")" if group else ""
         try:
-            anywhere = resolve(specs, here, matrices, policy)
+            anywhere = solved(specs, here, matrices, policy)
         except InputError:
             anywhere = None
         if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families) and _built_elsewhere(doc, members, matrices, policy):
@@ -666,7 +666,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
             members = [p for p in members if p.name in _FAMILY_PACKAGES]
             specs = [_spec(doc, p, here, matrices) for p in members]
             try:
-                anywhere = resolve(specs, here, matrices, policy) if members else None
+                anywhere = solved(specs, here, matrices, policy) if members else None
             except InputError:
                 anywhere = None
             if anywhere is None or (not anywhere.ok and _pins_disagree(anywhere, families)):
@@ -676,7 +676,7 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
             checks.append((None, here))
         for target, machine in checks:
             try:
-                res = anywhere if target is None else resolve([_spec(doc, p, machine, matrices) for p in members], machine, matrices, policy)
+                res = anywhere if target is None else solved([_spec(doc, p, machine, matrices) for p in members], machine, matrices, policy)
             except InputError:
                 continue  # every marker false on this machine: nothing to install there
             if res is None:
@@ -768,10 +768,9 @@ def _built_elsewhere(doc: Document, members: list[Pin], matrices: Matrices, poli
     """The pins, read as any build of their versions, have builds on Linux x86_64: what one
     platform lacks is that platform's, not a disagreement between the pins."""
     from cudafit.errors import InputError
-    from cudafit.solve import resolve
 
     try:
-        res = resolve([_spec(doc, p) for p in members], _LINUX, matrices, policy)
+        res = solved([_spec(doc, p) for p in members], _LINUX, matrices, policy)
     except InputError:
         return False
     return not _pins_disagree(res, _families(members))
@@ -791,14 +790,13 @@ def _each_runs_alone(doc: Document, members: list[Pin], machine: Machine, matric
     """Every framework of the set has a build of its own on this platform: only then is a failure
     the set's (a clash), not the platform's (xformers has no aarch64 wheels)."""
     from cudafit.errors import InputError
-    from cudafit.solve import resolve
 
     by_family: dict[str, list[Pin]] = {}
     for pin in members:
         by_family.setdefault(_family(pin), []).append(pin)
     for pins in by_family.values():
         try:
-            if not resolve([_spec(doc, p, machine, matrices) for p in pins], machine, matrices, policy).ok:
+            if not solved([_spec(doc, p, machine, matrices) for p in pins], machine, matrices, policy).ok:
                 return False
         except InputError:
             return False

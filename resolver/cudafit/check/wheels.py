@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudafit.check.environments import Environment, admitted, holds, marker_values
+from cudafit.check.environments import Environment, admitted, marker_values, reaches
 from cudafit.check.model import Document, Pin, Span
 from cudafit.records import PURE, Matrices, WheelFiles
 
@@ -48,13 +48,23 @@ def judged(pin: Pin, matrices: Matrices) -> bool:
     return pin.local is None and pin.name in matrices.wheel_files
 
 
-def wheel_pins(doc: Document, matrices: Matrices) -> dict[tuple[str, str], tuple[WheelFiles, ...]]:
-    """(name, specifier) -> the releases each pin CF015 judges admits, newest first, where every
+# wheel_key -> the releases of each pin CF015 judges
+Judged = dict[tuple[str, str, Optional[WheelFiles]], tuple[WheelFiles, ...]]
+
+
+def wheel_key(pin: Pin) -> tuple[str, str, Optional[WheelFiles]]:
+    """What a pin's wheels depend on: a lock may hold one version twice (PyPI's and another index's
+    files), each with its own list."""
+    return (pin.name, pin.specifier, pin.files)
+
+
+def wheel_pins(doc: Document, matrices: Matrices) -> Judged:
+    """wheel_key -> the releases each pin CF015 judges admits, newest first, where every
     one of them is wheels only: a lock's package, its own files; any other pin, the data's releases
     (none where the data knows no release the specifier admits)."""
-    out: dict[tuple[str, str], tuple[WheelFiles, ...]] = {}
+    out: Judged = {}
     for pin in doc.pins:
-        key = (pin.name, pin.specifier)
+        key = wheel_key(pin)
         if key in out or not judged(pin, matrices):
             continue
         releases = (pin.files,) if pin.files is not None else admitted_releases(pin, matrices.wheel_files[pin.name])
@@ -81,7 +91,7 @@ def _has_wheel(release: WheelFiles, platform: str, python: Optional[str]) -> boo
 
 
 def no_wheel(
-    doc: Document, judged: dict[tuple[str, str], tuple[WheelFiles, ...]], matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]
+    doc: Document, judged: Judged, matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]
 ) -> list[Missing]:
     """Each pin of `doc` (one environment's view; `judged` from wheel_pins()) none of whose releases
     has a wheel on `env`'s platform, or for some of `pythons` there: the finding, and the
@@ -89,16 +99,17 @@ def no_wheel(
     out: list[Missing] = []
     wanted = (env.python,) if env.python is not None else pythons
     for pin in doc.pins:
-        releases = judged.get((pin.name, pin.specifier))
+        releases = judged.get(wheel_key(pin))
         if releases is None or pin.reached is None:
             continue
         missing: list[Optional[str]] = []
         platform_gone = False
         for python in wanted:
-            if pin.reached and not holds(pin.reached, marker_values(Environment(env.platform, python, env.selection))):
-                continue  # the project does not install it there
             if any(_has_wheel(r, env.platform, python) for r in releases):
                 continue
+            # asked only where a wheel is missing: a lock's reach is a long marker, met many times
+            if not reaches(pin.reached, marker_values(Environment(env.platform, python, env.selection))):
+                continue  # the project does not install it there
             if not any(_has_wheel(r, env.platform, None) for r in releases):
                 platform_gone = True
                 break
