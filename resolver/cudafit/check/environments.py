@@ -152,9 +152,20 @@ def reach_names_extra(reached: Optional[Reach]) -> bool:
     return any(names_extra(atom) for path in reached or () for atom in path)
 
 
-def reaches(reached: Optional[Reach], values: tuple[tuple[str, str], ...]) -> bool:
+def reaches(reached: Optional[Reach], env: Environment) -> bool:
     """Whether some path of a lock package's reach holds in an environment (None, unknown: held)."""
-    return reached is None or any(all(holds(atom, values) for atom in path) for path in reached)
+    return reached is None or any(all(holds_in(atom, env) for atom in path) for path in reached)
+
+
+def holds_in(marker: str, env: Environment) -> bool:
+    """holds(marker, marker_values(env)), remembered by the environment's names (a lock asks a few
+    markers of hundreds of environments; hashing three names is cheaper than the values)."""
+    return _holds_at(marker, env.platform, env.python, env.selection if names_extra(marker) else "")
+
+
+@lru_cache(maxsize=65536)
+def _holds_at(marker: str, platform: str, python: Optional[str], selection: str) -> bool:
+    return holds(marker, marker_values(Environment(platform, python, selection)))
 
 
 @lru_cache(maxsize=8192)  # platforms x Pythons x a file's extras and groups, met by every file
@@ -178,15 +189,23 @@ GROUP_EXTRA = "cudafit-group-"
 def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:
     """Whether a marker holds in an environment; one packaging cannot evaluate is taken to hold
     (a finding then rests on the rest of the file, never on a guess that it does not apply)."""
-    if "extra" not in marker and "dependency_groups" not in marker:
-        # most markers name no extra: one answer serves every selection of a platform and Python
-        values = _without_extra(values)
-    return _holds(marker, values)
+    # The answer depends on the values the marker names alone: `sys_platform == 'linux'` is asked
+    # once per platform, not once per platform, Python and extra.
+    named = _names_in(marker)
+    return _holds(marker, tuple(v for v in values if v[0] in named))
 
 
-@lru_cache(maxsize=8192)
-def _without_extra(values: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    return tuple(v for v in values if v[0] != "extra")
+_VARIABLE = re.compile(r"[a-z_]+")
+
+
+@lru_cache(maxsize=65536)
+def _names_in(marker: str) -> frozenset[str]:
+    """The environment values a marker may read: every word of it that names one (a word inside a
+    quoted value only makes the set larger, which costs a little caching, never a wrong answer)."""
+    words = set(_VARIABLE.findall(marker))
+    if words & {"extras", "dependency_groups"}:
+        words.add("extra")  # _holds derives both from the selection
+    return frozenset(words)
 
 
 @lru_cache(maxsize=65536)  # a file's markers meet its environments many times (a lock: hundreds x dozens)

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
-from cudafit.check.wheels import Missing, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
+from cudafit.check.wheels import Gap, Missing, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
 
 
@@ -130,14 +130,22 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # A lock's reach names extras; where none does, the selection does not change the answer.
     reach_chosen = any(reach_names_extra(p.reached) for p in ours.pins)
     answers: dict[tuple, list[Missing]] = {}
+    judged_in: dict[int, Document] = {}
+    gaps_in: dict[tuple, list[Gap]] = {}
     for env in every if wheels_only else ():
         whole = full[env]
         key = (id(whole), env.platform, env.python, env.selection if reach_chosen else "")
         if key not in answers:
-            # the data's file lists are PyPI's; a lock's own list is whatever index it names
-            judged_here = tuple(p for p in whole.pins if wheel_key(p) in wheels_only and (p.files is not None or _from_pypi(whole, p)))
-            from_pypi = whole._replace(pins=judged_here)
-            answers[key] = no_wheel(from_pypi, wheels_only, matrices, env, pythons) if from_pypi.pins else []
+            if id(whole) not in judged_in:
+                # the data's file lists are PyPI's; a lock's own list is whatever index it names
+                judged_here = tuple(p for p in whole.pins if wheel_key(p) in wheels_only and (p.files is not None or _from_pypi(whole, p)))
+                judged_in[id(whole)] = whole._replace(pins=judged_here)
+            from_pypi = judged_in[id(whole)]
+            # What the files lack is the same in every selection of a view, platform and Python.
+            wanted = (env.python,) if env.python is not None else pythons
+            if (id(whole), env.platform, wanted) not in gaps_in:
+                gaps_in[(id(whole), env.platform, wanted)] = gaps(from_pypi, wheels_only, env.platform, wanted)
+            answers[key] = no_wheel(from_pypi, gaps_in[(id(whole), env.platform, wanted)], matrices, env)
         for missing in answers[key]:
             result = finding("CF015", missing.span, missing.message, missing.fix)
             held_in = [e._replace(selection=env.selection) for e in missing.environments]

@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudafit.check.environments import Environment, admitted, marker_values, reaches
+from cudafit.check.environments import Environment, admitted, reaches
 from cudafit.check.model import Document, Pin, Span
 from cudafit.records import PURE, Matrices, WheelFiles
 
@@ -90,34 +90,44 @@ def _has_wheel(release: WheelFiles, platform: str, python: Optional[str]) -> boo
     return python in release.pythons(platform)
 
 
-def no_wheel(
-    doc: Document, judged: Judged, matrices: Matrices, env: Environment, pythons: tuple[Optional[str], ...]
-) -> list[Missing]:
-    """Each pin of `doc` (one environment's view; `judged` from wheel_pins()) none of whose releases
-    has a wheel on `env`'s platform, or for some of `pythons` there: the finding, and the
-    environments it holds in."""
-    out: list[Missing] = []
-    wanted = (env.python,) if env.python is not None else pythons
+class Gap(NamedTuple):
+    """A judged pin and where on one platform its releases have no wheel: for these Pythons, or
+    (gone) for none at all."""
+
+    pin: Pin
+    releases: tuple[WheelFiles, ...]
+    pythons: tuple[Optional[str], ...]
+    gone: bool
+
+
+def gaps(doc: Document, judged: Judged, platform: str, wanted: tuple[Optional[str], ...]) -> list[Gap]:
+    """The pins of `doc` (one view; `judged` from wheel_pins()) with no wheel on `platform` for some
+    of the `wanted` Pythons: what the files say, before asking where the project installs them."""
+    out: list[Gap] = []
     for pin in doc.pins:
         releases = judged.get(wheel_key(pin))
         if releases is None or pin.reached is None:
             continue
-        missing: list[Optional[str]] = []
-        platform_gone = False
-        for python in wanted:
-            if any(_has_wheel(r, env.platform, python) for r in releases):
-                continue
-            # asked only where a wheel is missing: a lock's reach is a long marker, met many times
-            if not reaches(pin.reached, marker_values(Environment(env.platform, python, env.selection))):
-                continue  # the project does not install it there
-            if not any(_has_wheel(r, env.platform, None) for r in releases):
-                platform_gone = True
-                break
-            missing.append(python)
-        if platform_gone:
+        lacking = tuple(py for py in wanted if not any(_has_wheel(r, platform, py) for r in releases))
+        if lacking:
+            out.append(Gap(pin, releases, lacking, not any(_has_wheel(r, platform, None) for r in releases)))
+    return out
+
+
+def no_wheel(doc: Document, found: list[Gap], matrices: Matrices, env: Environment) -> list[Missing]:
+    """The findings of `found` (gaps() of `doc` on `env`'s platform) where the project installs
+    each pin in `env`'s selection, and the environments each holds in."""
+    out: list[Missing] = []
+    for gap in found:
+        pin, releases = gap.pin, gap.releases
+        # a lock's reach is asked only where a wheel is missing: a long marker, met many times
+        missing = [py for py in gap.pythons if reaches(pin.reached, Environment(env.platform, py, env.selection))]
+        if not missing:
+            continue  # the project does not install it there
+        if gap.gone:
             every = matrices.wheel_files.get(pin.name, ()) if pin.files is None else ()
             out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, every, env.platform), [env]))
-        elif missing:
+        else:
             versions = ", ".join(py for py in missing if py is not None)
             where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
             out.append(Missing(pin.span, _python_message(pin, releases, env.platform, versions, doc.requires_python), _python_fix(pin, doc, versions), where))
