@@ -7,7 +7,10 @@ about each environment of each requirements file and pyproject.toml: the precisi
 errors on the corpus, computed by the same rules as the test (tests/corpus/uv_verdicts.json is the
 oracle). A run asks uv a few thousand times (about half an hour with a warm uv cache).
 
-    python scripts/corpus_resolve.py [--file-jobs 2] [--only LOCALPATH ...]
+    python scripts/corpus_resolve.py [--file-jobs 2] [--only LOCALPATH ...] [--log FILE [--resume]]
+
+With UV_OFFLINE=1 in its environment uv answers from its cache alone (what scripts/uv_oracle.py
+filled when it recorded the verdicts): the same answers, without asking the network again.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import test_corpus  # noqa: E402  (tests/: the corpus's figures, computed one way)
 
+from cudafit.check.model import Finding  # noqa: E402
 from cudafit.check.resolve import find_uv  # noqa: E402
 from cudafit.check.runner import Report, Settings, check_paths  # noqa: E402
 from cudafit.loader import load  # noqa: E402
@@ -35,14 +39,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="LOCALPATH", help="these manifest entries only")
     parser.add_argument("--log", type=Path, help="append each file's findings here (JSON lines) as it is checked")
     parser.add_argument("--file-jobs", type=int, default=2, help="files checked at once (each asks uv about its environments in parallel)")
+    parser.add_argument("--resume", action="store_true", help="files already in --log are not asked again: their logged findings count")
     args = parser.parse_args(argv)
     uv = find_uv()
     matrices = load()
     settings = Settings(resolve=True, uv=uv)
     started = time.monotonic()
     chosen = [e for e in test_corpus.MANIFEST if not args.only or e["local"] in args.only]
+    logged: dict[str, Report] = {}
+    if args.resume and args.log and args.log.is_file():
+        for line in args.log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            found = tuple(Finding(**{**f, "edit": None, "environments": tuple(f["environments"])}) for f in entry["findings"])
+            logged[entry["local"]] = Report(found, (), 1)
 
     def one(entry: dict) -> Report:
+        if entry["local"] in logged:
+            return logged[entry["local"]]
         path = test_corpus.CORPUS / entry["local"]
         report = check_paths([path], matrices, settings if entry["kind"] in ("requirements", "pyproject") else Settings(), ())
         print(f"{entry['local']}: {len(report.findings)} findings ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)

@@ -5,6 +5,7 @@ the tests never touch the network."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 from pathlib import Path
@@ -78,6 +79,21 @@ def test_each_extra_is_asked_with_the_python_the_file_admits(tmp_path, fake_uv):
     asked = calls(fake_uv)
     assert {tuple(c["args"][c["args"].index("--python-version") + 1 :][:1]) for c in asked} == {("3.11",)}
     assert sum("--extra" in c["args"] for c in asked) == 4 and len(asked) == 8
+    # uv is handed an interpreter to build with: without one it looks for a python3.11 alone, and
+    # on a machine without one it downloads it (offline: answers nothing)
+    assert {os.path.exists(c["args"][c["args"].index("--python") + 1]) for c in asked} == {True}
+
+
+def test_the_interpreter_uv_builds_with_is_one_of_that_minor_else_cudafits_own(monkeypatch):
+    from cudafit.check import resolve
+
+    resolve.interpreter.cache_clear()
+    monkeypatch.setattr(resolve.shutil, "which", lambda name: "/opt/py/bin/python3.12" if name == "python3.12" else None)
+    try:
+        assert resolve.interpreter("3.12") == "/opt/py/bin/python3.12"
+        assert resolve.interpreter("3.10") == sys.executable
+    finally:
+        resolve.interpreter.cache_clear()
 
 
 def test_an_environment_with_an_offline_error_is_not_asked_again(tmp_path, fake_uv):

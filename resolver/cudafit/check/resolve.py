@@ -19,8 +19,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -82,6 +84,14 @@ def python_for(doc: Document, matrices: Matrices, env: Environment) -> str:
     return next((py for py in PREFERRED if py in usable), next((py for py in PREFERRED if py in allowed), PREFERRED[0]))
 
 
+@lru_cache(maxsize=16)
+def interpreter(python: str) -> str:
+    """The interpreter uv builds with while it resolves for `python`: a python3.X of that minor on
+    PATH, else the one running cudafit. Without one uv looks for that minor alone, and where there
+    is none it downloads one (or, offline, answers nothing)."""
+    return shutil.which(f"python{python}") or sys.executable
+
+
 def _selection_args(selection: str) -> list[str]:
     kind, _, name = selection.partition(" ")
     return {"extra": ["--extra", name], "group": ["--group", name]}.get(kind, [])
@@ -90,7 +100,7 @@ def _selection_args(selection: str) -> list[str]:
 def ask(uv: str, path: Path, env: Environment, python: str, timeout: float = TIMEOUT_S) -> Answer:
     """`uv pip compile` of one file in one environment, run where the file lives (its -r includes and
     relative paths resolve as they would for its user); nothing is installed or written."""
-    args = [uv, "pip", "compile", path.name, "--python-platform", UV_PLATFORMS[env.platform], "--python-version", python]
+    args = [uv, "pip", "compile", path.name, "--python-platform", UV_PLATFORMS[env.platform], "--python-version", python, "--python", interpreter(python)]
     args += [*_selection_args(env.selection), "--no-header", "--no-annotate", "--quiet"]
     environ = {**os.environ, "MACOSX_DEPLOYMENT_TARGET": MACOS, "UV_NO_PROGRESS": "1", "NO_COLOR": "1"}
     try:
