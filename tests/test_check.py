@@ -232,6 +232,21 @@ def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):
     assert findings(tmp_path, {"environment.yml": env}) == [("environment.yml", 6, 5, "CF007")]
 
 
+@pytest.mark.parametrize(
+    ("env", "found"),
+    [
+        # before 1.13 the pytorch channel's builds were picked by cudatoolkit: 1.12.1 had 10.2, 11.3, 11.6
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12.1\n  - cudatoolkit=11.7\n", [("environment.yml", 5, 5, "CF007")]),
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12.1\n  - cudatoolkit=11.3\n", []),
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12\n  - cudatoolkit=11.3.1\n", []),  # conda: 11.3.1 is a build of 11.3
+        # from 1.13 pytorch-cuda picks them; a cudatoolkit beside is another package, not the build's CUDA
+        ("channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n  - cudatoolkit=11.7\n", []),
+    ],
+)
+def test_cf007_cudatoolkit_picks_the_channels_build_before_1_13(tmp_path, env, found):
+    assert findings(tmp_path, {"environment.yml": env}) == found
+
+
 def test_a_torch_that_was_never_released_is_cf002_once_and_one_before_the_data_is_cf013(tmp_path):
     """torch 2.3.2 lies among the lines the data covers: never released (CF002), and not also
     "not in the data". torch 1.0 was released before the data begins: only unknown (CF013)."""
@@ -496,6 +511,19 @@ def test_fix_moves_the_index_to_the_pinned_variant(tmp_path):
     files = {"requirements.txt": "--index-url https://download.pytorch.org/whl/cu118\ntorch==2.5.1+cu124\n"}
     check(tmp_path, files, "--fix")
     assert (tmp_path / "requirements.txt").read_text() == "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+
+
+def test_fix_moves_a_uv_index_table_its_sources_route_the_pin_to(tmp_path):
+    text = (
+        '[project]\nname = "app"\nversion = "1"\ndependencies = ["torch==2.5.1+cu124"]\n\n'
+        '[[tool.uv.index]]\nname = "pytorch"  # the cluster\'s CUDA\nurl = "https://download.pytorch.org/whl/cu118"\nexplicit = true\n\n'
+        '[tool.uv.sources]\ntorch = { index = "pytorch" }\n'
+    )
+    found = json.loads(check(tmp_path, {"pyproject.toml": text}, "--output-format", "json").stdout)
+    assert [f["code"] for f in found] == ["CF003"]
+    check(tmp_path, {}, "--fix")
+    assert (tmp_path / "pyproject.toml").read_text() == text.replace("/whl/cu118", "/whl/cu124")
+    assert check(tmp_path, {}).exit_code == 0
 
 
 def test_lockfiles_are_never_rewritten(tmp_path):

@@ -84,16 +84,36 @@ def test_each_extra_is_asked_with_the_python_the_file_admits(tmp_path, fake_uv):
     assert {os.path.exists(c["args"][c["args"].index("--python") + 1]) for c in asked} == {True}
 
 
-def test_the_interpreter_uv_builds_with_is_one_of_that_minor_else_cudafits_own(monkeypatch):
+def test_the_interpreter_uv_builds_with_is_one_of_that_minor_that_runs_else_cudafits_own(tmp_path, monkeypatch):
     from cudafit.check import resolve
 
+    # minors no test run uses (cudafit runs on 3.10+): the running one is always its own
+    works, shim = tmp_path / "python3.9", tmp_path / "python3.8"
+    works.write_text("#!/bin/sh\nexit 0\n")
+    # a pyenv shim of a version not selected: on PATH, and it fails (as pyenv's do, with 127)
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3.8: command not found' >&2\nexit 127\n")
+    for script in (works, shim):
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
     resolve.interpreter.cache_clear()
-    monkeypatch.setattr(resolve.shutil, "which", lambda name: "/opt/py/bin/python3.12" if name == "python3.12" else None)
     try:
-        assert resolve.interpreter("3.12") == "/opt/py/bin/python3.12"
-        assert resolve.interpreter("3.10") == sys.executable
+        assert resolve.interpreter("3.9") == str(works)
+        assert resolve.interpreter("3.8") == sys.executable
+        assert resolve.interpreter("3.7") == sys.executable  # none on PATH
     finally:
         resolve.interpreter.cache_clear()
+
+
+def test_uv_offline_counting_a_missing_cache_entry_as_no_solution_is_not_a_verdict(tmp_path, monkeypatch):
+    import subprocess
+
+    from cudafit.check import resolve
+    from cudafit.check.environments import Environment
+
+    said = "error: No solution found when resolving dependencies:\n  Because jiter>=0.4.0 needs to be downloaded from a registry and openai==1.99.1 depends on jiter>=0.4.0, we can conclude ...\n"
+    monkeypatch.setattr(resolve.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, "", said))
+    answer = resolve.ask("uv", tmp_path / "requirements.txt", Environment("linux-x86_64", None, ""), "3.12")
+    assert answer.state == resolve.UNKNOWN
 
 
 def test_an_environment_with_an_offline_error_is_not_asked_again(tmp_path, fake_uv):

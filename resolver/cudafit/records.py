@@ -168,6 +168,9 @@ class TorchRelease(NamedTuple):
     # (cu134 in 2.14: removed before release); maintainer scripts skip them.
     not_shipped: tuple[str, ...] = ()
     macos_min: dict[str, str] = {}  # macOS platform -> oldest macOS its wheels install on (wheel tags); never mutated
+    # The conda package whose version picks the CUDA of the pytorch channel's builds: pytorch-cuda
+    # from 1.13; cudatoolkit before (conda_cuda then lists cudatoolkit versions).
+    conda_cuda_package: str = "pytorch-cuda"
     macos_min_by_python: dict[str, str] = {}  # Python -> a newer minimum some Pythons' wheels need
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:

@@ -87,9 +87,20 @@ def python_for(doc: Document, matrices: Matrices, env: Environment) -> str:
 @lru_cache(maxsize=16)
 def interpreter(python: str) -> str:
     """The interpreter uv builds with while it resolves for `python`: a python3.X of that minor on
-    PATH, else the one running cudafit. Without one uv looks for that minor alone, and where there
-    is none it downloads one (or, offline, answers nothing)."""
-    return shutil.which(f"python{python}") or sys.executable
+    PATH that runs (a pyenv shim of a version not selected does not), else the one running cudafit.
+    Without one uv looks for that minor alone, and where there is none it downloads one (or,
+    offline, answers nothing)."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == python:
+        return sys.executable
+    found = shutil.which(f"python{python}")
+    if found is not None:
+        try:
+            works = subprocess.run([found, "-c", "pass"], capture_output=True, timeout=20, stdin=subprocess.DEVNULL).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            works = False
+        if works:
+            return found
+    return sys.executable
 
 
 def _selection_args(selection: str) -> list[str]:
@@ -113,9 +124,12 @@ def ask(uv: str, path: Path, env: Environment, python: str, timeout: float = TIM
         return Answer(env, python, "ok")
     text = done.stderr + "\n" + done.stdout
     state = REFUSED if "no solution found" in text.lower() else UNKNOWN
+    if _OFFLINE.search(text):
+        state = UNKNOWN  # uv offline (UV_OFFLINE) counts what its cache lacks as missing: not a verdict
     return Answer(env, python, state, reason_of(text))
 
 
+_OFFLINE = re.compile(r"needs to be downloaded from a registry|network connectivity is disabled", re.IGNORECASE)
 _DRAWING = re.compile(r"^[\s×│├╰─▶]+")
 _EXAMPLE_TAG = re.compile(r" \(e\.g\., `[^`]*`\)")
 

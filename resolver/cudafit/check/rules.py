@@ -254,7 +254,10 @@ def _local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRele
             continue
         variants = [v for v in (torch_variant(u) for u in _serving(doc, pin)) if v]
         if variants and pin.local is not None and pin.local not in variants and len(set(variants)) == 1:
-            index = next(i for i in doc.indexes if torch_variant(i.url) == variants[0]) if pin.from_index is None else None
+            if pin.from_index is None:
+                index = next((i for i in doc.indexes if torch_variant(i.url) == variants[0]), None)
+            else:  # a [[tool.uv.index]] its sources route it to: that table's url is rewritten
+                index = next((i for i in doc.indexes if i.url == pin.from_index and i.kind == "uv-index"), None)
             edit = None
             if index is not None and not locked and _all_local_tags(doc) == {pin.local}:
                 edit = (index.span, index.span.text.replace(f"/whl/{variants[0]}", f"/whl/{pin.local}"))
@@ -438,11 +441,12 @@ def _conda_channel(doc: Document, matrices: Matrices, releases: dict[str, TorchR
     channels = [c.url.rstrip("/").rsplit("/", 1)[-1] for c in doc.channels]
     on_channel = [r for r in matrices.torch if r.conda_cuda]
     last = max((r.version for r in on_channel), default=None)
-    cuda_spec = next((s for s in doc.conda if s.name == "pytorch-cuda"), None)
+    # The package that picks the CUDA of the channel's builds: pytorch-cuda, cudatoolkit before 1.13.
+    cuda_specs = {s.name: s for s in doc.conda if s.name in ("pytorch-cuda", "cudatoolkit")}
     for spec in doc.conda:
         if spec.name != "pytorch" or not spec.version or last is None:
             continue
-        from_channel = spec.channel == "pytorch" or cuda_spec is not None or (channels[:1] == ["pytorch"] and "conda-forge" not in channels)
+        from_channel = spec.channel == "pytorch" or "pytorch-cuda" in cuda_specs or (channels[:1] == ["pytorch"] and "conda-forge" not in channels)
         if not from_channel:
             continue
         matching = [r for r in matrices.torch if _conda_matches(spec.version, r.version)]
@@ -455,18 +459,36 @@ def _conda_channel(doc: Document, matrices: Matrices, releases: dict[str, TorchR
                     "install torch with pip inside the conda environment (a pip: section with the PyTorch index), or use conda-forge's pytorch",
                 )
             )
-        elif matching and cuda_spec is not None and cuda_spec.version:
-            have = sorted({c for r in matching for c in r.conda_cuda})
-            if not any(_conda_matches(cuda_spec.version, Version(c)) for c in have):
+        elif matching:
+            packages = {r.conda_cuda_package for r in matching if r.conda_cuda}
+            cuda_spec = cuda_specs.get(packages.pop()) if len(packages) == 1 else None
+            if cuda_spec is None or not cuda_spec.version:
+                continue
+            have = sorted({c for r in matching for c in r.conda_cuda}, key=Version)
+            if not any(_conda_meets_series(cuda_spec.version, Version(c)) for c in have):
                 out.append(
                     finding(
                         "CF007",
                         cuda_spec.span,
-                        f"the pytorch channel built pytorch {spec.version} for CUDA {', '.join(have)}, not pytorch-cuda {cuda_spec.version}",
-                        f"pin pytorch-cuda to one of {', '.join(have)}",
+                        f"the pytorch channel built pytorch {spec.version} for CUDA {', '.join(have)}, not {cuda_spec.name} {cuda_spec.version}",
+                        f"pin {cuda_spec.name} to one of {', '.join(have)}",
                     )
                 )
     return out
+
+
+def _conda_meets_series(spec: str, series: Version) -> bool:
+    """Whether a conda spec admits some version of a CUDA series the data names by its minor
+    (11.3: the channel's cudatoolkit 11.3.1; pytorch-cuda's versions are the minors themselves)."""
+    text = spec.strip()
+    if text[:1] in "<>!~=" and not text.startswith("=="):
+        return _conda_matches(text, series) or _conda_matches(text, Version(f"{series}.9999"))
+    try:
+        wanted = Version(text.rstrip(".*").lstrip("="))
+    except InvalidVersion:
+        return False
+    n = min(len(wanted.release), len(series.release))
+    return wanted.release[:n] == series.release[:n]
 
 
 def _conda_matches(spec: str, version: Version) -> bool:

@@ -50,10 +50,17 @@ def _release(e: Entry, version: Version) -> dict[str, Any]:
         torchvision=e.get("torchvision", read_companion, required=False),
         torchaudio=e.get("torchaudio", read_companion, required=False),
         conda_cuda=tuple(e.get("conda_cuda", read_str_list, required=False, default=[])),
+        conda_cuda_package=e.get("conda_cuda_package", _conda_package, required=False, default="pytorch-cuda"),
         pypi_variant=e.get("pypi_variant", _variant_map, required=False, default={}),
         not_shipped=tuple(e.get("not_shipped", read_cuda_tags, required=False, default=[])),
         source=tuple(e.raw.get("source", ())),
     )
+
+
+def _conda_package(value: Any) -> str:
+    if value not in ("pytorch-cuda", "cudatoolkit"):
+        raise TypeError("expected 'pytorch-cuda' or 'cudatoolkit'")
+    return str(value)
 
 
 def _variant_map(value: Any) -> dict[str, str]:
