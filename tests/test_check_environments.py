@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from test_check import check, codes
@@ -290,6 +291,29 @@ def test_a_note_is_shown_but_fails_only_when_strict(tmp_path):
     assert check(tmp_path, strict, "requirements.txt").exit_code == 1
     bad = check(tmp_path, {**files, "pyproject.toml": '[tool.cudafit]\nstrict = "yes"\n'}, "requirements.txt")
     assert bad.exit_code == 2 and "strict" in bad.stderr
+
+
+def test_fail_on_sets_the_least_severe_finding_that_fails(tmp_path):
+    """The pre-commit hook runs with --fail-on error: advice (a warning) is shown, never blocks a commit."""
+    files = {"requirements.txt": "torch\n"}  # CF008: PyPI's CUDA 13 build on Linux, driver >= 580
+    assert check(tmp_path, files).exit_code == 1
+    passing = check(tmp_path, files, "--fail-on", "error")
+    assert passing.exit_code == 0 and "CF008" in passing.stdout
+    assert check(tmp_path, {"requirements.txt": "torch==2.5.1+cu124\n"}, "--fail-on", "error").exit_code == 1  # CF001
+    configured = {**files, "pyproject.toml": '[tool.cudafit]\nfail-on = "error"\n'}
+    assert check(tmp_path, configured, "requirements.txt").exit_code == 0
+    for wrong, said in (('fail-on = "never"', "fail-on"), ('strict = true\nfail-on = "error"', "strict")):
+        bad = check(tmp_path, {**files, "pyproject.toml": f"[tool.cudafit]\n{wrong}\n"}, "requirements.txt")
+        assert bad.exit_code == 2 and said in bad.stderr and "Traceback" not in bad.stderr
+    both = check(tmp_path, files, "--strict", "--fail-on", "error")
+    assert both.exit_code == 2 and "--strict" in both.stderr
+
+
+def test_the_hook_fails_on_errors_only_and_shows_the_rest():
+    from ruamel.yaml import YAML
+
+    hook = YAML(typ="safe").load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())[0]
+    assert hook["entry"] == "cudafit check --fail-on error" and hook["verbose"] is True
 
 
 # -- files that are not files ------------------------------------------------------------------

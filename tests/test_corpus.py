@@ -162,6 +162,40 @@ def test_environments_uv_cannot_install_get_an_error():
     assert recall >= RECALL_FLOOR, counts
 
 
+EXAMPLES = tomllib.loads((CORPUS / "EXAMPLES.toml").read_text())
+
+
+@pytest.fixture(scope="module")
+def example_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")  # the data's cache, built once for every example
+
+
+@pytest.mark.parametrize("example", EXAMPLES["example"], ids=lambda e: f"{e['code']}-{'fires' if e['fires'] else 'not'}-{e['local']}")
+def test_each_rule_on_a_real_file_that_shows_it_and_one_that_does_not(example_cache, example):
+    from click.testing import CliRunner
+
+    from cudafit.cli import main
+
+    assert example["local"] in {e["local"] for e in MANIFEST}
+    env = {"CUDAFIT_CACHE_DIR": str(example_cache)}
+    result = CliRunner().invoke(main, ["check", str(CORPUS / example["local"]), *example.get("args", []), "--output-format", "json"], env=env)
+    found = {f["code"] for f in json.loads(result.stdout)}
+    assert (example["code"] in found) == example["fires"], (example, found)
+
+
+def test_every_rule_has_real_examples_or_says_what_was_searched():
+    from cudafit.check.rules import RULES
+
+    fires = {e["code"] for e in EXAMPLES["example"] if e["fires"]}
+    quiet = {e["code"] for e in EXAMPLES["example"] if not e["fires"]}
+    wanting = {line.split(":")[0] for line in EXAMPLES["wanting"]}
+    for rule in RULES:
+        if rule.code == "CF016":
+            continue  # asks uv over the network: scripts/corpus_resolve.py shows it (README)
+        assert rule.code in quiet, rule.code
+        assert rule.code in fires or rule.code in wanting, rule.code
+
+
 @pytest.mark.parametrize("entry", [e for e in MANIFEST if e["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env")], ids=lambda e: e["local"])
 def test_every_corpus_file_is_read_without_a_read_error(entry):
     report = reports()[entry["local"]]

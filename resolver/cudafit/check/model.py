@@ -105,6 +105,9 @@ class Document(NamedTuple):
     requires_python: str = ""  # the file's requires-python, where it states one
 
 
+SEVERITIES = ("error", "warning", "note")  # a finding's severity, most severe first
+
+
 class Finding(NamedTuple):
     path: str
     line: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from cudafit.check.model import Finding
+from cudafit.check.model import SEVERITIES, Finding
 
 FORMATS = ("text", "json", "github")
 
@@ -58,10 +58,11 @@ def github(findings: tuple[Finding, ...]) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def fails(findings: tuple[Finding, ...], strict: bool = False) -> bool:
-    """Whether the findings fail the hook: errors and warnings do; a note (cudafit cannot check
-    something) only when asked to be strict."""
-    return any(f.severity != "note" or strict for f in findings)
+def fails(findings: tuple[Finding, ...], fail_on: str = "warning") -> bool:
+    """Whether the findings fail the run: those of `fail_on` or more severe do (by default errors
+    and warnings; a note, cudafit cannot check something, only when asked: --strict)."""
+    worst = SEVERITIES.index(fail_on)
+    return any(SEVERITIES.index(f.severity) <= worst for f in findings)
 
 
 def _data(value: str) -> str:

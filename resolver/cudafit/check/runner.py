@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Optional
 
 from cudafit.check.environments import environments
 from cudafit.check.files import discover
-from cudafit.check.model import Document, Finding
+from cudafit.check.model import SEVERITIES, Document, Finding
 from cudafit.check.rules import BY_CODE, RULES, Target, check_document, file_environments
 from cudafit.errors import InputError
 from cudafit.records import Matrices
@@ -24,7 +24,9 @@ class Settings(NamedTuple):
     ignore: tuple[str, ...] = ()
     targets: tuple[dict, ...] = ()
     source: str = ""  # the file they came from, for messages
-    strict: bool = False  # a note (cudafit cannot check it) fails too
+    # The least severe finding that fails the run: "warning" (errors and warnings), "error" (a
+    # hook that lets advice pass), "note" (--strict: what cudafit cannot check fails too).
+    fail_on: str = "warning"
     resolve: bool = False  # ask uv about each environment too (CF016); needs uv and the network
     uv: str = ""  # the uv that --resolve runs
 
@@ -57,15 +59,20 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
     targets = table.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
         raise InputError(f"{source}: [tool.cudafit] targets: expected an array of tables ([[tool.cudafit.targets]])")
-    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict", "resolve"})
+    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict", "fail-on", "resolve"})
     if unknown_keys:
-        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, resolve, targets)")
+        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, fail-on, resolve, targets)")
     flags = {}
     for key in ("strict", "resolve"):
         flags[key] = table.get(key, False)
         if not isinstance(flags[key], bool):
             raise InputError(f"{source}: [tool.cudafit] {key}: expected true or false, got {flags[key]!r}")
-    return Settings(codes("select"), codes("ignore"), tuple(targets), source, flags["strict"], flags["resolve"])
+    fail_on = table.get("fail-on", "note" if flags["strict"] else "warning")
+    if fail_on not in SEVERITIES:
+        raise InputError(f'{source}: [tool.cudafit] fail-on: expected "error", "warning" or "note", got {fail_on!r}')
+    if flags["strict"] and fail_on != "note":
+        raise InputError(f'{source}: [tool.cudafit]: strict = true is fail-on = "note"; give one of them')
+    return Settings(codes("select"), codes("ignore"), tuple(targets), source, fail_on, flags["resolve"])
 
 
 _TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "os", "arch", "python", "jetson", "macos"}

@@ -22,7 +22,12 @@ from cudafit.machine import MachineOptions
 @click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="The pyproject.toml with [tool.cudafit] (default: ./pyproject.toml).")
 @click.option("--select", "select", metavar="CODES", help="Only these rules (comma-separated codes or prefixes, e.g. CF001,CF00).")
 @click.option("--ignore", "ignore", metavar="CODES", help="Skip these rules.")
-@click.option("--strict", is_flag=True, help="Fail on notes too: pins cudafit cannot check (a release its data does not know).")
+@click.option("--strict", is_flag=True, help="Fail on notes too: pins cudafit cannot check (a release its data does not know). Same as --fail-on note.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "note"]),
+    help="The least severe finding that makes the exit code 1 (default: warning; the pre-commit hook: error, so advice never blocks a commit).",
+)
 @click.option(
     "--resolve",
     is_flag=True,
@@ -39,6 +44,7 @@ def check(
     select: Optional[str],
     ignore: Optional[str],
     strict: bool,
+    fail_on: Optional[str],
     resolve: bool,
     list_rules: bool,
 ):
@@ -64,12 +70,14 @@ def check(
             raise
         # ./pyproject.toml is also a file to check: say what is wrong with it, check the others.
         settings, config_error = settings_from(None, ""), str(exc)
+    if strict and fail_on not in (None, "note"):
+        raise click.UsageError("--strict is --fail-on note; give one of them")
     settings = Settings(
         tuple(_codes(select, "--select")) or settings.select,
         settings.ignore + tuple(_codes(ignore, "--ignore")),
         settings.targets,
         settings.source,
-        strict or settings.strict,
+        "note" if strict else fail_on or settings.fail_on,
         resolve or settings.resolve,
     )
     if settings.resolve:
@@ -114,7 +122,7 @@ def check(
         click.echo(output.text(findings, report.files, unreadable=len(errors)), nl=False)
     if errors:
         return 2
-    return 1 if output.fails(findings, settings.strict) else 0
+    return 1 if output.fails(findings, settings.fail_on) else 0
 
 
 def _settings(config: Optional[Path]):
