@@ -256,6 +256,10 @@ def test_a_lockfile_version_that_is_not_pep_440_is_an_error_naming_its_line(tmp_
         ("--index-url https://download.pytorch.org/whl/cu126\n--extra-index-url https://pypi.org/simple\ntorch==2.13.0\ntensorflow[and-cuda]==2.20.0\n", []),
         ("torch==2.9.0\nnvidia-cudnn-cu12==8.9.7.29; sys_platform == 'linux' and platform_machine == 'x86_64'\n", ["CF005"]),
         ("torch==2.9.0\nnvidia-cudnn-cu12==9.10.2.21; sys_platform == 'linux'\n", []),
+        # onnxruntime-gpu 1.31 is CUDA 13; without its cuda extra it runs on the CUDA libraries beside
+        # it: PyPI's torch 2.5.1 brings CUDA 12's, torch 2.13 CUDA 13's (and no macOS wheel: CF015)
+        ("onnxruntime-gpu==1.31.1\ntorch==2.5.1\n", ["CF005", "CF015"]),
+        ("onnxruntime-gpu==1.31.1\ntorch==2.13.0\n", ["CF015"]),
     ],
 )
 def test_plain_versions_are_pypis_builds_with_the_pins_their_wheels_name(tmp_path, text, expected):

@@ -653,7 +653,11 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
         wheels = [p for p in doc.pins if p.group in ("", group) and p.name.startswith(("nvidia-", "cuda-")) and p.version]
         if not targets and (any_targets or (len(_families(members)) < 2 and not wheels)):
             continue  # another platform's targets, or one framework with no CUDA wheel beside it: nothing to solve
-        members = [p for p in members if _brings_cuda(p, matrices)]
+        bringing = [p for p in members if _brings_cuda(p, matrices)]
+        # onnxruntime-gpu without its cuda extra still runs on CUDA libraries of its build's major
+        # only, those the environment has: beside a framework that brings them (ORT loads torch's),
+        # they must be of that major.
+        members = bringing + [p for p in members if p not in bringing and p.name in _LOADS_OTHERS_CUDA] if bringing else []
         unknown = [p for p in members if _unknown_release(p, matrices)]
         for pin in unknown:
             if _never_released(pin, matrices):
@@ -852,6 +856,11 @@ def _only_unknowns(res) -> bool:
     """The set fails only because the data lacks a fact (a cuDNN, a pin list), not because two facts clash."""
     kinds = {r.cause for r in res.rejections if r.constraint == "joint"} | {c.clash.kind for c in res.clashes}
     return bool(kinds) and kinds <= {"cudnn-unknown", "pins-unknown"}
+
+
+# GPU-only distributions whose CUDA libraries may come from another package (their CPU twin is
+# another name): without the extra that brings their own, they use what is installed beside them.
+_LOADS_OTHERS_CUDA = frozenset({"onnxruntime-gpu"})
 
 
 def _brings_cuda(pin: Pin, matrices: Matrices) -> bool:
