@@ -790,3 +790,9 @@ def test_cf015_reads_a_pylocks_own_wheel_list(tmp_path):
     )
     found = [f for f in _json(tmp_path, {"pylock.toml": pylock}) if f["code"] == "CF015"]
     assert [f["environments"] for f in found] == ["linux-aarch64, windows-x86_64, macos-arm64"]
+
+
+def test_a_requirement_with_escaped_quotes_is_found_where_it_is_written(tmp_path):
+    text = '[project]\nname = "a"\nversion = "1"\ndependencies = [\n  "numpy",\n  "torch==2.5.1+cu124; sys_platform == \\"linux\\"",\n]\n'
+    found = findings(tmp_path, {"pyproject.toml": text})
+    assert [(line, col, code) for _p, line, col, code in found] == [(6, 4, "CF001")]

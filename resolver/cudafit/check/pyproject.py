@@ -47,6 +47,19 @@ def load_toml(path: Path, text: str) -> dict[str, Any]:
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|#.*$')
 
 
+def _unescaped(literal: str) -> str:
+    """A basic string's value (`\\"` is `"`), as the TOML parser reads it; the text itself where it
+    does not parse (the finding then falls back to the file's first line)."""
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        import tomllib  # type: ignore[no-redef]
+    try:
+        return str(tomllib.loads(f'v = "{literal}"')["v"])
+    except tomllib.TOMLDecodeError:
+        return literal
+
+
 class Locator:
     """Finds where each string value of a TOML file is written: the text is scanned once, and
     each value's occurrences are handed out in document order (the same literal twice is matched
@@ -61,8 +74,10 @@ class Locator:
                 continue
             for match in _LITERAL.finditer(line):
                 group = 1 if match.group(1) is not None else 2
-                if match.group(group) is not None:
-                    self._where.setdefault(match.group(group), deque()).append((number, match.start() + 2))
+                literal = match.group(group)
+                if literal is not None:
+                    value = _unescaped(literal) if group == 1 and "\\" in literal else literal
+                    self._where.setdefault(value, deque()).append((number, match.start() + 2))
 
     def find(self, value: str) -> Span:
         """The first not yet matched occurrence of `value` as a quoted string; line 1 where it
