@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, TypeVar
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -814,10 +814,31 @@ def _reachable_torch_builds(doc: Document, members: list[Pin], matrices: Matrice
     """Where torch comes from PyPI (no index in the file, no local tag), the builds PyPI serves
     on this platform: one per release (CUDA 13 on Linux from 2.11, CPU on Windows and macOS)."""
     pins = [p for p in members if p.name in TORCH_MEMBERS]
-    if not pins or any(p.local is not None or not _from_pypi(doc, p) for p in pins) or machine.platform is None:
-        return frozenset()
     platform = machine.platform
-    return frozenset(("torch", str(r.version), r.pypi_variant[platform]) for r in matrices.torch if platform in r.pypi_variant)
+    if not pins or any(p.local is not None or not _from_pypi(doc, p) for p in pins) or platform is None:
+        return frozenset()
+    return _by_data(matrices.torch, ("pypi-torch", platform), lambda: _pypi_torch_builds(matrices.torch, platform))
+
+
+def _pypi_torch_builds(releases: tuple[TorchRelease, ...], platform: str) -> frozenset[tuple[str, str, str]]:
+    return frozenset(("torch", str(r.version), r.pypi_variant[platform]) for r in releases if platform in r.pypi_variant)
+
+
+# Answers that depend on the loaded data and a few plain values, kept for the run: the data's
+# records hold dicts (not hashable), so they are told apart by identity, and kept alive with the
+# answer so that an identity is never another's.
+_DATA_ANSWERS: dict[tuple, tuple[object, Any]] = {}
+_T = TypeVar("_T")
+
+
+def _by_data(data: object, key: tuple, compute: Callable[[], _T]) -> _T:
+    full = (id(data), *key)
+    kept = _DATA_ANSWERS.get(full)
+    if kept is None or kept[0] is not data:
+        if len(_DATA_ANSWERS) >= 4096:
+            _DATA_ANSWERS.clear()
+        kept = _DATA_ANSWERS[full] = (data, compute())
+    return kept[1]
 
 
 def _each_runs_alone(doc: Document, members: list[Pin], machine: Machine, matrices: Matrices, policy: Policy) -> bool:
@@ -868,15 +889,21 @@ def _brings_cuda(pin: Pin, matrices: Matrices) -> bool:
     [cuda12]), a pin without one brings no CUDA libraries and cannot clash."""
     from cudafit.frameworks import BY_MEMBER
 
+    releases = BY_MEMBER[pin.name].releases(matrices)
+    # a file states one framework pin in many environments
+    return _by_data(releases, ("brings-cuda", pin.specifier, pin.extras), lambda: _brings_cuda_of(releases, pin.specifier, pin.extras))
+
+
+def _brings_cuda_of(releases: tuple, specifier: str, extras: tuple[str, ...]) -> bool:
     try:
-        spec = SpecifierSet(pin.specifier)
+        spec = SpecifierSet(specifier)
     except InvalidSpecifier:
         return True
-    release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)), None)
+    release = next((r for r in releases if spec.contains(r.version, prereleases=True)), None)
     builds = [b for b in getattr(release, "builds", ()) if b.kind == "cuda"]
     if not builds or not all(b.extras for b in builds):
         return True
-    return bool({e for b in builds for e in b.extras} & set(pin.extras))
+    return bool({e for b in builds for e in b.extras} & set(extras))
 
 
 def _extras(pin: Pin) -> str:
