@@ -86,6 +86,13 @@ DISTRIBUTIONS = (
     "ctranslate2",
     "faiss-cpu",
     "dlinfer-ascend",
+    "petit-kernel",
+    "autoawq",
+    "autoawq-kernels",
+    "cuequivariance-ops-cu12",
+    "cuequivariance-ops-cu13",
+    "cuequivariance-ops-torch-cu12",
+    "cuequivariance-ops-torch-cu13",
     # CUDA libraries (nvidia's wheels) that files pin beside a framework
     "nvidia-cudnn-cu11",
     "nvidia-cudnn-cu12",
