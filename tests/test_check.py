@@ -241,6 +241,11 @@ def test_cf007_pytorch_cuda_the_channel_never_built(tmp_path):
         ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12\n  - cudatoolkit=11.3.1\n", []),  # conda: 11.3.1 is a build of 11.3
         # from 1.13 pytorch-cuda picks them; a cudatoolkit beside is another package, not the build's CUDA
         ("channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n  - cudatoolkit=11.7\n", []),
+        # no pytorch-cuda picks a 1.12 build; conda's `|`; the CPU build asked for (cpuonly, a build string)
+        ("channels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=1.12.1\n  - pytorch-cuda=11.7\n", [("environment.yml", 6, 5, "CF007")]),
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12.1\n  - cudatoolkit=11.3|11.6\n", []),
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12.1\n  - cpuonly\n  - cudatoolkit=11.7\n", []),
+        ("channels:\n  - pytorch\ndependencies:\n  - pytorch=1.12.1=py3.9_cpu_0\n  - cudatoolkit=11.7\n", []),
     ],
 )
 def test_cf007_cudatoolkit_picks_the_channels_build_before_1_13(tmp_path, env, found):
@@ -796,3 +801,14 @@ def test_a_requirement_with_escaped_quotes_is_found_where_it_is_written(tmp_path
     text = '[project]\nname = "a"\nversion = "1"\ndependencies = [\n  "numpy",\n  "torch==2.5.1+cu124; sys_platform == \\"linux\\"",\n]\n'
     found = findings(tmp_path, {"pyproject.toml": text})
     assert [(line, col, code) for _p, line, col, code in found] == [(6, 4, "CF001")]
+
+
+def test_a_marker_in_pep_345s_dotted_names_is_judged_on_the_environment_not_this_machine(tmp_path):
+    """Poetry keeps markers as written; packaging reads `sys.platform` as sys_platform."""
+    text = (
+        '[tool.poetry.dependencies]\npython = "^3.10"\n'
+        'torch = { version = "2.5.1+cu124", markers = "sys.platform == \'win32\'" }\n'
+        'torchvision = { version = "0.19.0+cu118", markers = "sys.platform == \'win32\'" }\n'
+    )
+    found = _json(tmp_path, {"pyproject.toml": text})
+    assert sorted((f["code"], f["environments"]) for f in found) == [("CF001", "windows-x86_64"), ("CF001", "windows-x86_64"), ("CF004", "windows-x86_64")]

@@ -110,10 +110,15 @@ def test_uv_offline_counting_a_missing_cache_entry_as_no_solution_is_not_a_verdi
     from cudafit.check import resolve
     from cudafit.check.environments import Environment
 
-    said = "error: No solution found when resolving dependencies:\n  Because jiter>=0.4.0 needs to be downloaded from a registry and openai==1.99.1 depends on jiter>=0.4.0, we can conclude ...\n"
-    monkeypatch.setattr(resolve.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, "", said))
-    answer = resolve.ask("uv", tmp_path / "requirements.txt", Environment("linux-x86_64", None, ""), "3.12")
-    assert answer.state == resolve.UNKNOWN
+    for said in (
+        "error: No solution found when resolving dependencies:\n  Because jiter>=0.4.0 needs to be downloaded from a registry and openai==1.99.1 depends on jiter>=0.4.0, we can conclude ...\n",
+        # uv 0.13.9 offline with an empty cache
+        "error: No solution found when resolving dependencies:\n  Because torch was not found in the cache and you require torch==2.5.1, we can conclude ...\n"
+        "  hint: Packages were unavailable because the network was disabled.\n",
+    ):
+        monkeypatch.setattr(resolve.subprocess, "run", lambda *a, said=said, **k: subprocess.CompletedProcess(a, 1, "", said))
+        answer = resolve.ask("uv", tmp_path / "requirements.txt", Environment("linux-x86_64", None, ""), "3.12")
+        assert answer.state == resolve.UNKNOWN
 
 
 def test_an_environment_with_an_offline_error_is_not_asked_again(tmp_path, fake_uv):

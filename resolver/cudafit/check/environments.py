@@ -202,7 +202,11 @@ _VARIABLE = re.compile(r"[a-z_]+")
 def _names_in(marker: str) -> frozenset[str]:
     """The environment values a marker may read: every word of it that names one (a word inside a
     quoted value only makes the set larger, which costs a little caching, never a wrong answer)."""
-    words = set(_VARIABLE.findall(marker))
+    # packaging still reads PEP 345's dotted names (sys.platform, os.name, platform.machine) and
+    # python_implementation as today's names
+    words = set(_VARIABLE.findall(marker.replace(".", "_")))
+    if "python_implementation" in words:
+        words.add("platform_python_implementation")
     if words & {"extras", "dependency_groups"}:
         words.add("extra")  # _holds derives both from the selection
     return frozenset(words)

@@ -12,7 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
-from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin, Span
+from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
 from cudafit.check.wheels import Gap, Missing, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
 from cudafit.records import Machine, Matrices, Policy, TorchRelease
@@ -459,9 +459,11 @@ def _conda_channel(doc: Document, matrices: Matrices, releases: dict[str, TorchR
                     "install torch with pip inside the conda environment (a pip: section with the PyTorch index), or use conda-forge's pytorch",
                 )
             )
-        elif matching:
+        elif matching and not _asks_cpu(doc, spec):
             packages = {r.conda_cuda_package for r in matching if r.conda_cuda}
-            cuda_spec = cuda_specs.get(packages.pop()) if len(packages) == 1 else None
+            # the package that picks the release's builds, else a pytorch-cuda beside it (none of
+            # whose versions picks a build of a release before 1.13)
+            cuda_spec = (cuda_specs.get(packages.pop()) if len(packages) == 1 else None) or cuda_specs.get("pytorch-cuda")
             if cuda_spec is None or not cuda_spec.version:
                 continue
             have = sorted({c for r in matching for c in r.conda_cuda}, key=Version)
@@ -477,9 +479,19 @@ def _conda_channel(doc: Document, matrices: Matrices, releases: dict[str, TorchR
     return out
 
 
+def _asks_cpu(doc: Document, spec: CondaSpec) -> bool:
+    """The file asks for the channel's CPU build: `cpuonly`, or a build string that names it
+    (`pytorch=1.12.1=py3.9_cpu_0`); a CUDA package beside it picks nothing."""
+    build = spec.span.text.split("=", 2)[2:] if spec.span.text.count("=") >= 2 and "==" not in spec.span.text else []
+    return any(s.name == "cpuonly" for s in doc.conda) or any("cpu" in b for b in build)
+
+
 def _conda_meets_series(spec: str, series: Version) -> bool:
     """Whether a conda spec admits some version of a CUDA series the data names by its minor
-    (11.3: the channel's cudatoolkit 11.3.1; pytorch-cuda's versions are the minors themselves)."""
+    (11.3: the channel's cudatoolkit 11.3.1; pytorch-cuda's versions are the minors themselves);
+    `a|b` admits what either does."""
+    if "|" in spec:
+        return any(_conda_meets_series(part, series) for part in spec.split("|") if part.strip())
     text = spec.strip()
     if text[:1] in "<>!~=" and not text.startswith("=="):
         return _conda_matches(text, series) or _conda_matches(text, Version(f"{series}.9999"))

@@ -20,8 +20,18 @@ def python_key(python: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=256)  # the same few sets come back for every build a solve rejects on Python
 def python_range(pythons: frozenset[str]) -> str:
+    """"3.9-3.12"; a gap is written out ("3.10, 3.12": petit-kernel 0.0.2 has no 3.11 wheel)."""
     ordered = sorted(pythons, key=python_key)
-    return f"{ordered[0]}-{ordered[-1]}" if ordered else "none"
+    if not ordered:
+        return "none"
+    runs: list[list[str]] = [[ordered[0]]]
+    for python in ordered[1:]:
+        major, minor = python_key(runs[-1][-1])[:2]
+        if python_key(python)[:2] == (major, minor + 1):
+            runs[-1].append(python)
+        else:
+            runs.append([python])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 # Defaults of the provider protocol for a family of one member with no extras of its own to pair
