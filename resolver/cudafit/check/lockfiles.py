@@ -196,6 +196,7 @@ def _pylock_marker(entry: dict) -> Optional[str]:
 _CONFLICT = re.compile(r"'(extra|group)-(\d+)-([^']*)'")
 
 
+@lru_cache(maxsize=8192)  # a lock writes one marker on many edges
 def conflict_marker(marker: str) -> str:
     """A lock marker with uv's conflict names rewritten to the names the environments evaluate
     (the extra itself; a group as GROUP_EXTRA + its name)."""
