@@ -129,9 +129,7 @@ def ask(uv: str, path: Path, env: Environment, python: str, timeout: float = TIM
     return Answer(env, python, state, reason_of(text))
 
 
-_OFFLINE = re.compile(
-    r"needs to be downloaded from a registry|network connectivity is disabled|not found in the cache|network was disabled", re.IGNORECASE
-)
+_OFFLINE = re.compile(r"needs to be downloaded from a registry|network connectivity is disabled|not found in the cache|network was disabled", re.IGNORECASE)
 _DRAWING = re.compile(r"^[\s×│├╰─▶]+")
 _EXAMPLE_TAG = re.compile(r" \(e\.g\., `[^`]*`\)")
 

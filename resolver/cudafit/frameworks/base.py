@@ -20,7 +20,7 @@ def python_key(python: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=256)  # the same few sets come back for every build a solve rejects on Python
 def python_range(pythons: frozenset[str]) -> str:
-    """"3.9-3.12"; a gap is written out ("3.10, 3.12": petit-kernel 0.0.2 has no 3.11 wheel)."""
+    """The Pythons as a range, 3.9-3.12; a gap is written out (3.10, 3.12: petit-kernel 0.0.2 has no 3.11 wheel)."""
     ordered = sorted(pythons, key=python_key)
     if not ordered:
         return "none"
