@@ -166,10 +166,15 @@ def _requires_clash(a: Candidate, b: Candidate) -> Optional[Clash]:
         for p in y.packages:
             spec = x.requires.get(p.name)
             if spec is not None:
-                version = Version(f"{p.version}+{p.local}" if p.local else p.version)
-                if not SpecifierSet(spec).contains(version, prereleases=True):
-                    return Clash("requires", a.label, b.label, spec, str(version), p.name, unknown_is_a=x is a)
+                version = f"{p.version}+{p.local}" if p.local else p.version
+                if not _admits(spec, version):
+                    return Clash("requires", a.label, b.label, spec, str(Version(version)), p.name, unknown_is_a=x is a)
     return None
+
+
+@lru_cache(maxsize=4096)  # arc consistency asks the same library's pin of the same builds again and again
+def _admits(spec: str, version: str) -> bool:
+    return SpecifierSet(spec).contains(Version(version), prereleases=True)
 
 
 def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
