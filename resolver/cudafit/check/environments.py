@@ -157,6 +157,14 @@ def reaches(reached: Optional[Reach], env: Environment) -> bool:
     return reached is None or any(all(holds_in(atom, env) for atom in path) for path in reached)
 
 
+def selection_paths(reached: Reach, platform: str, python: Optional[str]) -> Reach:
+    """The paths of a reach whose markers that name no selection hold on this platform and Python,
+    each cut to the markers that name one: what is left to ask per selection (most paths of a
+    package missing a wheel here end at a platform marker, once for every selection)."""
+    here = Environment(platform, python, "")
+    return tuple(tuple(a for a in path if names_extra(a)) for path in reached if all(holds_in(a, here) for a in path if not names_extra(a)))
+
+
 def holds_in(marker: str, env: Environment) -> bool:
     """holds(marker, marker_values(env)), remembered by the environment's names (a lock asks a few
     markers of hundreds of environments; hashing three names is cheaper than the values)."""

@@ -17,8 +17,8 @@ from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudafit.check.environments import Environment, admitted, reaches
-from cudafit.check.model import Document, Pin, Span
+from cudafit.check.environments import Environment, admitted, reaches, selection_paths
+from cudafit.check.model import Document, Pin, Reach, Span
 from cudafit.records import PURE, Matrices, WheelFiles
 
 
@@ -98,6 +98,8 @@ class Gap(NamedTuple):
     releases: tuple[WheelFiles, ...]
     pythons: tuple[Optional[str], ...]
     gone: bool
+    # per Python of `pythons`, the paths of the pin's reach left to ask of a selection there
+    left: tuple[Reach, ...] = ()
 
 
 def gaps(doc: Document, judged: Judged, platform: str, wanted: tuple[Optional[str], ...]) -> list[Gap]:
@@ -110,7 +112,8 @@ def gaps(doc: Document, judged: Judged, platform: str, wanted: tuple[Optional[st
             continue
         lacking = tuple(py for py in wanted if not any(_has_wheel(r, platform, py) for r in releases))
         if lacking:
-            out.append(Gap(pin, releases, lacking, not any(_has_wheel(r, platform, None) for r in releases)))
+            left = tuple(selection_paths(pin.reached, platform, py) for py in lacking)
+            out.append(Gap(pin, releases, lacking, not any(_has_wheel(r, platform, None) for r in releases), left))
     return out
 
 
@@ -120,8 +123,8 @@ def no_wheel(doc: Document, found: list[Gap], matrices: Matrices, env: Environme
     out: list[Missing] = []
     for gap in found:
         pin, releases = gap.pin, gap.releases
-        # a lock's reach is asked only where a wheel is missing: a long marker, met many times
-        missing = [py for py in gap.pythons if reaches(pin.reached, Environment(env.platform, py, env.selection))]
+        # a lock's reach is asked only where a wheel is missing, and per selection only what names one
+        missing = [py for py, left in zip(gap.pythons, gap.left, strict=True) if reaches(left, Environment(env.platform, py, env.selection))]
         if not missing:
             continue  # the project does not install it there
         if gap.gone:
