@@ -118,9 +118,7 @@ def view(doc: Document, env: Environment) -> Document:
     from the index its sources name there; markers are settled, so none is left on a pin."""
     values = marker_values(env)
     kept = []
-    for pin in doc.pins:
-        if pin.group and doc.kind != "requirements" and pin.group != env.selection:
-            continue
+    for pin in _in_selection(doc, env.selection):
         if pin.marker and not holds(pin.marker, values):
             continue
         if not pin.marker and not pin.group and not pin.routes:
@@ -131,6 +129,27 @@ def view(doc: Document, env: Environment) -> Document:
             url = next((r.url for r in pin.routes if r.selection in ("", env.selection) and (not r.marker or holds(r.marker, values))), None)
         kept.append(pin._replace(marker=None, group="", from_index=url, routes=()))
     return doc._replace(pins=tuple(kept))
+
+
+# A file's pins per selection, kept for the document they were read from (compared by identity:
+# documents hold dicts), so that a view of a file with hundreds of extras reads only its own.
+_SELECTED: dict[int, tuple[Document, dict[str, tuple[Pin, ...]]]] = {}
+
+
+def _in_selection(doc: Document, selection: str) -> tuple[Pin, ...]:
+    """The pins `selection` installs before markers are read, in file order: the base set and the
+    selection's own (a requirements file's includes are all one set)."""
+    if doc.kind == "requirements":
+        return doc.pins
+    kept = _SELECTED.get(id(doc))
+    if kept is None or kept[0] is not doc:
+        if len(_SELECTED) >= 256:
+            _SELECTED.clear()
+        kept = _SELECTED[id(doc)] = (doc, {})
+    chosen = kept[1]
+    if selection not in chosen:
+        chosen[selection] = tuple(p for p in doc.pins if not p.group or p.group == selection)
+    return chosen[selection]
 
 
 def selective(doc: Document) -> bool:
