@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
+from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, Document, Pin, Reach
 from cudafit.records import Machine
 
@@ -131,25 +132,13 @@ def view(doc: Document, env: Environment) -> Document:
     return doc._replace(pins=tuple(kept))
 
 
-# A file's pins per selection, kept for the document they were read from (compared by identity:
-# documents hold dicts), so that a view of a file with hundreds of extras reads only its own.
-_SELECTED: dict[int, tuple[Document, dict[str, tuple[Pin, ...]]]] = {}
-
-
 def _in_selection(doc: Document, selection: str) -> tuple[Pin, ...]:
     """The pins `selection` installs before markers are read, in file order: the base set and the
-    selection's own (a requirements file's includes are all one set)."""
+    selection's own (a requirements file's includes are all one set). Kept per file, so that the
+    views of a file with hundreds of extras each read only their own."""
     if doc.kind == "requirements":
         return doc.pins
-    kept = _SELECTED.get(id(doc))
-    if kept is None or kept[0] is not doc:
-        if len(_SELECTED) >= 256:
-            _SELECTED.clear()
-        kept = _SELECTED[id(doc)] = (doc, {})
-    chosen = kept[1]
-    if selection not in chosen:
-        chosen[selection] = tuple(p for p in doc.pins if not p.group or p.group == selection)
-    return chosen[selection]
+    return by_identity(doc, ("selection", selection), lambda: tuple(p for p in doc.pins if not p.group or p.group == selection))
 
 
 def selective(doc: Document) -> bool:

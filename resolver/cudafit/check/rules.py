@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple, Optional, TypeVar
+from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
+from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
 from cudafit.check.wheels import Gap, Missing, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
@@ -829,28 +830,11 @@ def _reachable_torch_builds(doc: Document, members: list[Pin], matrices: Matrice
     platform = machine.platform
     if not pins or any(p.local is not None or not _from_pypi(doc, p) for p in pins) or platform is None:
         return frozenset()
-    return _by_data(matrices.torch, ("pypi-torch", platform), lambda: _pypi_torch_builds(matrices.torch, platform))
+    return by_identity(matrices.torch, ("pypi-torch", platform), lambda: _pypi_torch_builds(matrices.torch, platform))
 
 
 def _pypi_torch_builds(releases: tuple[TorchRelease, ...], platform: str) -> frozenset[tuple[str, str, str]]:
     return frozenset(("torch", str(r.version), r.pypi_variant[platform]) for r in releases if platform in r.pypi_variant)
-
-
-# Answers that depend on the loaded data and a few plain values, kept for the run: the data's
-# records hold dicts (not hashable), so they are told apart by identity, and kept alive with the
-# answer so that an identity is never another's.
-_DATA_ANSWERS: dict[tuple, tuple[object, Any]] = {}
-_T = TypeVar("_T")
-
-
-def _by_data(data: object, key: tuple, compute: Callable[[], _T]) -> _T:
-    full = (id(data), *key)
-    kept = _DATA_ANSWERS.get(full)
-    if kept is None or kept[0] is not data:
-        if len(_DATA_ANSWERS) >= 4096:
-            _DATA_ANSWERS.clear()
-        kept = _DATA_ANSWERS[full] = (data, compute())
-    return kept[1]
 
 
 def _each_runs_alone(doc: Document, members: list[Pin], machine: Machine, matrices: Matrices, policy: Policy) -> bool:
@@ -903,7 +887,7 @@ def _brings_cuda(pin: Pin, matrices: Matrices) -> bool:
 
     releases = BY_MEMBER[pin.name].releases(matrices)
     # a file states one framework pin in many environments
-    return _by_data(releases, ("brings-cuda", pin.specifier, pin.extras), lambda: _brings_cuda_of(releases, pin.specifier, pin.extras))
+    return by_identity(releases, ("brings-cuda", pin.specifier, pin.extras), lambda: _brings_cuda_of(releases, pin.specifier, pin.extras))
 
 
 def _brings_cuda_of(releases: tuple, specifier: str, extras: tuple[str, ...]) -> bool:
