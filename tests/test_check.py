@@ -86,6 +86,7 @@ CASES = {
         '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8"\ndependencies = ["torch==2.1.2"]\n',
         '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.8,<3.12"\ndependencies = ["torch==2.1.2"]\n',
     ),
+    "CF017": ("requirements.txt", "numpy==1.24.4\nnumpy>=1.26\n", "numpy==1.26.4\nnumpy>=1.26\n"),
 }
 
 

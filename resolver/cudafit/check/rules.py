@@ -5,12 +5,13 @@ what runs where go to the solver; no rule re-derives compatibility."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import NamedTuple, Optional
+from functools import lru_cache, partial
+from typing import Any, NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from cudafit.check.contradictions import Clash, contradictions
 from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
 from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
@@ -44,6 +45,7 @@ RULES = (
     Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
     Rule("CF015", "no-wheel-here", "error", "a pin none of whose releases has a wheel (or an sdist) for a platform or Python the file installs on"),
     Rule("CF016", "uv-finds-no-solution", "error", "with --resolve: uv finds no solution for an environment the file describes (its reason quoted)"),
+    Rule("CF017", "requirements-contradict", "error", "two requirements of one package (a constraint included) that no version meets together"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 TORCH_MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -114,13 +116,21 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     merged: dict[tuple, tuple[Finding, list]] = {}
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
+    # The joint rules read what the pins say, not where they are written: extras that repeat
+    # another's lines (unsloth's 90 extras hold 11 distinct sets) are solved once, and the
+    # findings moved to each one's lines.
+    joint: dict[tuple, tuple[tuple[Pin, ...], list[Finding]]] = {}
     for seen, envs in views.values():
         if not seen.pins:
             continue
         mine = [t for t in targets if _targets_env(t, envs[0])]
         if seen.pins not in by_pins:
             by_pins[seen.pins] = _local_pins(seen, matrices, releases) + _companions(seen, matrices, releases)
-        results = by_pins[seen.pins] + _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets))
+        meaning = (envs[0].platform, envs[0].python, tuple(_meaning(p) for p in seen.pins))
+        if meaning not in joint:
+            joint[meaning] = (seen.pins, _joint_and_targets(seen, matrices, mine, envs[0], any_targets=bool(targets)))
+        written, said = joint[meaning]
+        results = by_pins[seen.pins] + (said if written is seen.pins else _moved(said, written, seen.pins))
         for result in results:
             merged.setdefault((result.path, result.line, result.col, result.code, ""), (result, []))[1].extend(envs)
     # Most files pin nothing wheels-only: CF015 then asks nothing per environment. A missing wheel
@@ -151,13 +161,44 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             result = finding("CF015", missing.span, missing.message, missing.fix)
             held_in = [e._replace(selection=env.selection) for e in missing.environments]
             merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(held_in)
+    clashes, asked = contradictions(doc)
+    for clash in clashes:
+        result = _contradiction(clash)
+        merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(clash.environments)
     for result, envs in merged.values():
-        where = describe(envs, every)
+        where = describe(envs, asked if result.code == "CF017" else every)
         if where:
             keys = tuple(sorted({e.key() for e in envs}))
             result = result._replace(message=f"on {where}: {result.message}", where=where, environments=keys)
         found.append(result)
     return found
+
+
+def _meaning(pin: Pin) -> tuple:
+    """What the joint rules read of a pin: all of it but where it is written (and what only CF015 reads)."""
+    return (pin.name, pin.specifier, pin.version, pin.local, pin.marker, pin.from_index, pin.group, pin.constraint, pin.extras)
+
+
+def _moved(found: list[Finding], written: tuple[Pin, ...], here: tuple[Pin, ...]) -> list[Finding]:
+    """Findings about `written` pins, pointed at the same pins written elsewhere (`here`)."""
+    place = {(a.span.path, a.span.line, a.span.col): b.span for a, b in zip(written, here, strict=True)}
+    out = []
+    for one in found:
+        span = place.get((one.path, one.line, one.col))
+        out.append(one if span is None else one._replace(path=span.path, line=span.line, col=span.col))
+    return out
+
+
+def _contradiction(clash: Clash) -> Finding:
+    first, second = clash.first, clash.second
+    place = f"line {first.span.line}" if first.span.path == second.span.path else f"{first.span.path}:{first.span.line}"
+    kind = "constraint" if first.constraint else "requirement"
+    return finding(
+        "CF017",
+        second.span,
+        f"{second.name}{second.specifier} and the {kind} {first.name}{first.specifier} ({place}) admit no common version: pip and uv find no solution",
+        "make the two agree, or keep one",
+    )
 
 
 def _ours(doc: Document, matrices: Matrices) -> Document:
@@ -683,7 +724,9 @@ def _joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target],
         members = [p for p in members if not _is_library(p) or p.version is not None]
         if not members:
             continue
-        reachable = _reachable_library_builds(doc, members, matrices) | _reachable_torch_builds(doc, members, matrices, here)
+        libraries, torch = _reachable_library_builds(doc, members, matrices), _reachable_torch_builds(doc, members, matrices, here)
+        # one side alone keeps its identity, and with it its hash, which the solver's store asks for
+        reachable = libraries | torch if libraries and torch else libraries or torch
         for pin in [p for p in members if _is_library(p) and p.version and not any(key[:2] == (_family(p), p.version) for key in reachable)]:
             where = ", ".join(sorted(set(_serving(doc, pin)))) or "PyPI"
             said = f"{pin.name} {pin.version} has no build on the index this file names ({where}): pip will not find it there"
@@ -784,26 +827,34 @@ def _reachable_library_builds(doc: Document, members: list[Pin], matrices: Matri
     indexes it is read from, and release assets only through an sdist that fetches them
     (flash-attn's): vllm's GitHub wheels are reached by URL, never by `vllm==X`."""
     from cudafit.frameworks import BY_MEMBER
-    from cudafit.frameworks.library import build_label
 
-    out = set()
+    out: frozenset[tuple[str, str, str]] = frozenset()
     for pin in members:
         if not _is_library(pin):
             continue
-        provider = BY_MEMBER[pin.name]
-        indexes = {url.rstrip("/") for url in _serving(doc, pin)}
+        indexes = frozenset(url.rstrip("/") for url in _serving(doc, pin))
         pypi = not _indexes_only(doc, pin) or any(_is_pypi(url) for url in indexes)
-        for release in provider.releases(matrices):
-            from_sdist = any(b.route == "source" for b in release.builds)
-            for build in release.builds:
-                if build.index_url:
-                    reachable = build.index_url.rstrip("/") in indexes
-                elif build.route == "asset":
-                    reachable = pypi and from_sdist
-                else:
-                    reachable = pypi
-                if reachable:
-                    out.add((provider.FAMILY, str(release.version), build_label(build)))
+        # A file's views ask of the same pins again and again: the answer depends on these alone.
+        found = by_identity(matrices, ("library-builds", pin.name, indexes, pypi), partial(_library_builds, BY_MEMBER[pin.name], indexes, pypi, matrices))
+        out = out | found if out else found
+    return out
+
+
+def _library_builds(provider: Any, indexes: frozenset[str], pypi: bool, matrices: Matrices) -> frozenset[tuple[str, str, str]]:
+    from cudafit.frameworks.library import build_label
+
+    out = set()
+    for release in provider.releases(matrices):
+        from_sdist = any(b.route == "source" for b in release.builds)
+        for build in release.builds:
+            if build.index_url:
+                reachable = build.index_url.rstrip("/") in indexes
+            elif build.route == "asset":
+                reachable = pypi and from_sdist
+            else:
+                reachable = pypi
+            if reachable:
+                out.add((provider.FAMILY, str(release.version), build_label(build)))
     return frozenset(out)
 
 

@@ -1,0 +1,97 @@
+"""CF017: requirements of one package that no version meets together. An error only where that is
+certain: intervals of public versions that do not meet, or exact pins none of which the other
+requirements admit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
+from test_check import check
+
+from cudafit.check.contradictions import disjoint
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (">=77.0.3,<81.0.0", ">=83.0.0", True),  # vllm's common.txt beside its rocm.txt
+        ("==1.24.4", ">=1.26", True),
+        ("==2.5.1", "==2.5.1+cu124", False),  # the local build meets both
+        ("==2.5.1+cu121", "==2.5.1+cu124", True),
+        ("==2.5.*", ">=2.6", True),
+        ("==2.5.*", ">=2.5.3", False),
+        ("~=2.5.1", ">=2.6", True),
+        ("~=2.5", "<3", False),
+        (">1.0", "<1.0", True),
+        (">1.0", "<=1.0", True),
+        (">=1.0", "<=1.0", False),
+        ("==1.0", "!=1.0", True),
+        ("!=1.0", ">=0.9,<=1.1", False),  # != only ever takes points away
+        ("===1.0", "==2.0", False),  # arbitrary equality: not reasoned about
+        ("<2.0", ">=2.0rc1", False),  # uncertain about pre-releases: not an error
+        (">=2", "latest", False),  # unreadable: CF000's business
+    ],
+)
+def test_disjoint(a, b, expected):
+    assert disjoint(a, b) is expected
+    assert disjoint(b, a) is expected
+
+
+_VERSIONS = ["0.9", "1.0rc1", "1.0", "1.0.post1", "1.0+cu1", "1.0.1", "1.1", "1.1.5", "1.2", "2.0", "2.0.1"]
+_SPEC = st.builds(
+    lambda op, v: op + v, st.sampled_from(["==", "!=", ">=", ">", "<=", "<", "~="]), st.sampled_from(["1.0", "1.1", "1.0.1", "2.0", "1.0rc1", "1.0.post1"])
+)
+_SETS = st.lists(_SPEC, min_size=1, max_size=3).map(",".join)
+
+
+@given(_SETS, _SETS)
+def test_disjoint_is_never_said_of_sets_a_version_meets(a, b):
+    if disjoint(a, b):
+        both = (SpecifierSet(a), SpecifierSet(b))
+        assert not [v for v in _VERSIONS if all(s.contains(v, prereleases=True) for s in both)]
+
+
+def _found(tmp_path, files):
+    result = check(tmp_path, files, "--output-format", "json")
+    return [f for f in json.loads(result.stdout) if f["code"] == "CF017"], result.exit_code
+
+
+def test_an_include_and_a_marker_make_it_hold_on_some_pythons_only(tmp_path):
+    found, code = _found(
+        tmp_path,
+        {
+            "requirements/common.txt": "setuptools>=77.0.3,<81.0.0; python_version > '3.11'\n",
+            "requirements/rocm.txt": "-r common.txt\nsetuptools>=83.0.0\n",
+        },
+    )
+    assert code == 1 and len(found) == 1
+    assert found[0]["path"].endswith("rocm.txt") and found[0]["line"] == 2
+    assert found[0]["environments"] == "Python 3.12, 3.13" and "common.txt:1" in found[0]["message"]
+
+
+def test_a_constraint_that_excludes_the_pin(tmp_path):
+    found, _ = _found(tmp_path, {"c.txt": "numpy<2\n", "requirements.txt": "-c c.txt\nnumpy==2.1.0\n"})
+    assert len(found) == 1 and "constraint numpy<2" in found[0]["message"]
+
+
+def test_an_extra_clashes_with_the_base_set_only_where_it_is_chosen(tmp_path):
+    text = '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy<2"]\n[project.optional-dependencies]\nnew = ["numpy>=2"]\n'
+    found, _ = _found(tmp_path, {"pyproject.toml": text})
+    assert len(found) == 1 and found[0]["environments"] == "extra new"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"requirements.txt": "torch==2.5.1\ntorch==2.5.1+cu124\n--index-url https://download.pytorch.org/whl/cu124\n"},
+        {"requirements.txt": "numpy<2; sys_platform == 'win32'\nnumpy>=2; sys_platform != 'win32'\n"},
+        {"pyproject.toml": '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy"]\n[build-system]\nrequires = ["numpy<2"]\n'},
+        {"pyproject.toml": '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy>=2"]\n[build-system]\nrequires = ["numpy<2"]\n'},
+    ],
+)
+def test_requirements_that_never_install_together_do_not_clash(tmp_path, files):
+    assert _found(tmp_path, files)[0] == []
