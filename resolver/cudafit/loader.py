@@ -181,6 +181,10 @@ class Families(Mapping[str, tuple]):
         self._loaded[family] = releases
         return releases
 
+    def __contains__(self, family: object) -> bool:
+        # asked of every pin a check reads: a look-up, not a KeyError raised and caught
+        return family in self._blobs
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._blobs)
 

@@ -138,7 +138,23 @@ def _in_selection(doc: Document, selection: str) -> tuple[Pin, ...]:
     views of a file with hundreds of extras each read only their own."""
     if doc.kind == "requirements":
         return doc.pins
-    return by_identity(doc, ("selection", selection), lambda: tuple(p for p in doc.pins if not p.group or p.group == selection))
+    return by_identity(doc, ("selection", selection), lambda: _merged(_by_group(doc).get("", ()), _by_group(doc).get(selection, ()) if selection else ()))
+
+
+def _by_group(doc: Document) -> dict[str, tuple[tuple[int, Pin], ...]]:
+    """The file's pins by group (the base set under ""), each with its place in the file: read once."""
+
+    def split() -> dict[str, tuple[tuple[int, Pin], ...]]:
+        out: dict[str, list[tuple[int, Pin]]] = {}
+        for place, pin in enumerate(doc.pins):
+            out.setdefault(pin.group, []).append((place, pin))
+        return {group: tuple(pins) for group, pins in out.items()}
+
+    return by_identity(doc, ("by-group",), split)
+
+
+def _merged(base: tuple[tuple[int, Pin], ...], own: tuple[tuple[int, Pin], ...]) -> tuple[Pin, ...]:
+    return tuple(pin for _place, pin in sorted(base + own, key=lambda item: item[0])) if own else tuple(pin for _place, pin in base)
 
 
 def selective(doc: Document) -> bool:
@@ -186,9 +202,7 @@ def _holds_at(marker: str, platform: str, python: Optional[str], selection: str)
 
 @lru_cache(maxsize=8192)  # platforms x Pythons x a file's extras and groups, met by every file
 def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
-    from cudafit.solve import marker_env
-
-    values = marker_env(env.machine())
+    values = dict(_machine_values(env.platform, env.python))
     values["extra"] = env.selection.split(" ", 1)[1] if env.selection.startswith("extra ") else ""
     # Lockfiles write a group as a selection of its own (see lockfiles.conflict_marker).
     if env.selection.startswith("group "):
@@ -200,6 +214,13 @@ def marker_values(env: Environment) -> tuple[tuple[str, str], ...]:
 
 
 GROUP_EXTRA = "cudafit-group-"
+
+
+@lru_cache(maxsize=64)  # a file with hundreds of extras has a few platforms and Pythons
+def _machine_values(platform: str, python: Optional[str]) -> tuple[tuple[str, str], ...]:
+    from cudafit.solve import marker_env
+
+    return tuple(marker_env(Environment(platform, python, "").machine()).items())
 
 
 def holds(marker: str, values: tuple[tuple[str, str], ...]) -> bool:

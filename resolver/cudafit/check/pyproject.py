@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
@@ -173,10 +174,7 @@ def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
     it holds in. Names compare normalized (`all_xpu` is `all-xpu`), as pip and uv compare them."""
     from packaging.utils import canonicalize_name
 
-    def norm(selection: str) -> str:
-        kind, _, named = selection.partition(" ")
-        return f"{kind} {canonicalize_name(named)}"
-
+    norm = _normalized_selection
     own = canonicalize_name(name) if isinstance(name, str) else None
     by_group: dict[str, list[Pin]] = {}
     written: dict[str, str] = {}
@@ -209,6 +207,14 @@ def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
                 out.append(pin._replace(group=written[selection], marker=joined))
             todo.extend((o, marker if m is None else m if marker is None else f"({marker}) and ({m})") for o, m in includes.get(other, ()))
     return out
+
+
+@lru_cache(maxsize=4096)  # asked for each pin of a file with hundreds of extras
+def _normalized_selection(selection: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    kind, _, named = selection.partition(" ")
+    return f"{kind} {canonicalize_name(named)}"
 
 
 def _table(data: dict, key: str) -> dict:

@@ -12,7 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.contradictions import Clash, contradictions
-from cudafit.check.environments import Environment, describe, environments, parsed_marker, reach_names_extra, relevant, selective, view
+from cudafit.check.environments import Environment, describe, environments, holds_in, reach_names_extra, relevant, selective, view
 from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
@@ -105,6 +105,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     # ... nor, unless a pin or route names one, the selection.
     chosen = selective(ours)
     seen_by: dict[tuple, tuple[Document, Document]] = {}
+    # (which, platform, Python) -> its view's environments: a view's pins are hashed once, not per environment
+    slots: dict[tuple, list[Environment]] = {}
     for env in every:
         which = (env.platform if marked else "", env.python, env.selection if chosen else "")
         if which not in seen_by:
@@ -112,7 +114,10 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             seen_by[which] = (whole, whole._replace(pins=tuple(p for p in whole.pins if relevant(p))))
         whole, seen = seen_by[which]
         full[env] = whole
-        views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1].append(env)
+        slot = (which, env.platform, env.python)
+        if slot not in slots:
+            slots[slot] = views.setdefault((env.platform, env.python, seen.pins), (seen, []))[1]
+        slots[slot].append(env)
     merged: dict[tuple, tuple[Finding, list]] = {}
     # The index and companion rules depend on the pins alone, not the platform: once per pin set.
     by_pins: dict[tuple, list[Finding]] = {}
@@ -392,7 +397,7 @@ def _platforms_without(pin: Pin, release: TorchRelease) -> list[str]:
     if pin.name != "torch" or pin.local is None or not pin.marker:
         return []
     built = {p for b in release.builds if b.tag == pin.local for p in b.platforms}
-    meant = [p for p in sorted(release.platforms) if _marker_allows(pin.marker, [_machine_on(p, py) for py in sorted(release.pythons(p))])]
+    meant = [p for p in sorted(release.platforms) if _marker_allows(pin.marker, [(p, py) for py in sorted(release.pythons(p))])]
     # A marker that holds nowhere is CF009's finding; one that holds where the build is, is fine.
     return meant if meant and not built & set(meant) else []
 
@@ -572,7 +577,7 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
     for pin in doc.pins:
         if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None or pin.group == BUILD_SYSTEM:
             continue
-        if pin.marker and not _marker_allows(pin.marker, [_machine_on("linux-x86_64", None)]):
+        if pin.marker and not _marker_allows(pin.marker, [("linux-x86_64", None)]):
             continue
         try:
             spec = SpecifierSet(pin.specifier)
@@ -595,23 +600,10 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
     return out
 
 
-def _machine_on(platform: str, python: Optional[str]) -> Machine:
-    os_name, arch = platform.split("-")
-    return Machine(os=os_name, arch="aarch64" if arch == "arm64" else arch, python=python, driver=None, driver_known=False)
-
-
-def _marker_allows(marker: str, machines: list[Machine]) -> bool:
-    """Whether the marker holds on any of the machines; a marker packaging cannot evaluate (an
-    undefined name, a comparison it refuses) is given the benefit of the doubt."""
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-
-    from cudafit.solve import marker_env
-
-    parsed = parsed_marker(marker)
-    try:
-        return parsed is None or any(parsed.evaluate(marker_env(m)) for m in machines)
-    except (UndefinedComparison, UndefinedEnvironmentName):
-        return True
+def _marker_allows(marker: str, places: list[tuple[str, Optional[str]]]) -> bool:
+    """Whether the marker holds on any of the (platform, Python) places; one packaging cannot
+    evaluate (an undefined name, a comparison it refuses) is given the benefit of the doubt."""
+    return any(holds_in(marker, Environment(platform, python, "")) for platform, python in places)
 
 
 _SELECTION_WORD = re.compile(r"\b(?:extra|extras|dependency_groups)\b")
@@ -640,7 +632,7 @@ def _markers(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease
         if not matching:
             continue
         where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
-        if not _marker_allows(pin.marker, [_machine_on(p, py) for p, py in sorted(where)]):
+        if not _marker_allows(pin.marker, sorted(where)):
             out.append(
                 finding(
                     "CF009",

@@ -13,11 +13,13 @@ judged on platforms only, since its user picks the Python.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from cudafit.check.environments import Environment, admitted, reaches, selection_paths
+from cudafit.check.memo import by_identity
 from cudafit.check.model import Document, Pin, Reach, Span
 from cudafit.records import PURE, Matrices, WheelFiles
 
@@ -110,11 +112,18 @@ def gaps(doc: Document, judged: Judged, platform: str, wanted: tuple[Optional[st
         releases = judged.get(wheel_key(pin))
         if releases is None or pin.reached is None:
             continue
-        lacking = tuple(py for py in wanted if not any(_has_wheel(r, platform, py) for r in releases))
+        # A file's views hold the same pins again and again: each is asked once per platform.
+        lacking, gone = by_identity(judged, ("lacking", wheel_key(pin), platform, wanted), partial(_lacking, releases, platform, wanted))
         if lacking:
             left = tuple(selection_paths(pin.reached, platform, py) for py in lacking)
-            out.append(Gap(pin, releases, lacking, not any(_has_wheel(r, platform, None) for r in releases), left))
+            out.append(Gap(pin, releases, lacking, gone, left))
     return out
+
+
+def _lacking(releases: tuple[WheelFiles, ...], platform: str, wanted: tuple[Optional[str], ...]) -> tuple[tuple[Optional[str], ...], bool]:
+    """The wanted Pythons none of the releases has a wheel for on `platform`, and whether none has one at all."""
+    lacking = tuple(py for py in wanted if not any(_has_wheel(r, platform, py) for r in releases))
+    return lacking, bool(lacking) and not any(_has_wheel(r, platform, None) for r in releases)
 
 
 def no_wheel(doc: Document, found: list[Gap], matrices: Matrices, env: Environment) -> list[Missing]:
