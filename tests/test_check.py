@@ -813,3 +813,10 @@ def test_a_marker_in_pep_345s_dotted_names_is_judged_on_the_environment_not_this
     )
     found = _json(tmp_path, {"pyproject.toml": text})
     assert sorted((f["code"], f["environments"]) for f in found) == [("CF001", "windows-x86_64"), ("CF001", "windows-x86_64"), ("CF004", "windows-x86_64")]
+
+
+def test_jax_cuda_is_checked_as_the_extra_it_repeats(tmp_path):
+    """jax[cuda] is jax's own alias of jax[cuda12] (its METADATA): check reads it so, as resolve does."""
+    alias = codes(tmp_path, {"requirements.txt": "jax[cuda]==0.10.2\ntorch==2.15.0\n"})
+    named = codes(tmp_path, {"requirements.txt": "jax[cuda12]==0.10.2\ntorch==2.15.0\n"})
+    assert alias == named and "CF005" in alias

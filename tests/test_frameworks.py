@@ -80,3 +80,46 @@ def test_a_jax_extra_split_by_platform_is_one_choice(tmp_path):
     res = resolve(["jax[cuda12]==0.8.*"], machine, load(copy), Policy())
     assert res.ok and res.packages[0].requirement.startswith("jax[cuda12]==0.8.")
     assert not any("has no wheels for linux-x86_64" in r.reason for r in res.rejections)
+
+
+# jax's own METADATA (PyPI wheels, read 2026-12-02): extra "cuda" requires exactly what "cuda12"
+# does from 0.4.30; from 0.4.16 to 0.4.29 it is a CUDA jaxlib from JAX's find-links page for a
+# locally installed CUDA (what cuda11_local / cuda12_local require).
+@pytest.mark.parametrize("spec, chosen", [
+    ("jax[cuda]", "cu12"),
+    ("jax[cuda]==0.10.2", "cu12"),
+    ("jax[cuda]==0.4.35", "cu12"),
+])
+def test_jax_cuda_is_the_alias_its_metadata_says(matrices, spec, chosen):
+    from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.solve import resolve
+
+    machine = Machine(os="linux", arch="x86_64", python="3.12", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
+    res = resolve([spec], machine, matrices, Policy())
+    assert res.ok, res.conflicts
+    assert [c.tag for c in res.candidates if c.family == "jax"] == [chosen]
+
+
+def test_jax_cuda_before_the_plugins_is_the_local_flavour_cudafit_has_no_data_for(matrices):
+    from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.solve import resolve
+
+    machine = Machine(os="linux", arch="x86_64", python="3.11", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
+    res = resolve(["jax[cuda]==0.4.26"], machine, matrices, Policy())
+    assert not res.ok
+    reasons = [r.reason for r in res.rejections if r.family == "jax"]
+    assert any("cuda12-local" in r and "requires what jax[cuda12_local] does" in r for r in reasons), reasons
+
+
+def test_an_alias_must_name_extras_of_its_release(tmp_path):
+    import shutil
+
+    from cudafit.errors import DataError
+    from cudafit.loader import data_dir, load
+
+    copy = tmp_path / "m"
+    shutil.copytree(data_dir(), copy)
+    path = copy / "jax" / "jax-0.8.toml"
+    path.write_text(path.read_text().replace('aliases = { cuda = "cuda12" }', 'aliases = { cuda = "cuda99" }', 1))
+    with pytest.raises(DataError, match="aliases"):
+        load(copy)

@@ -942,7 +942,8 @@ def _brings_cuda_of(releases: tuple, specifier: str, extras: tuple[str, ...]) ->
     builds = [b for b in getattr(release, "builds", ()) if b.kind == "cuda"]
     if not builds or not all(b.extras for b in builds):
         return True
-    return bool({e for b in builds for e in b.extras} & set(extras))
+    aliases = getattr(release, "aliases", {})  # jax[cuda] asks what jax[cuda12] asks
+    return bool({e for b in builds for e in b.extras} & {aliases.get(e, e) for e in extras})
 
 
 def _extras(pin: Pin) -> str:

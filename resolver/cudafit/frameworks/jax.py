@@ -31,6 +31,9 @@ class JaxRelease(NamedTuple):
     python_by_platform: Optional[dict[str, frozenset[str]]] = None
     macos_min: dict[str, str] = {}  # of the jaxlib wheels, as records.TorchRelease.macos_min (never mutated)
     macos_min_by_python: dict[str, str] = {}
+    # extra -> the extra whose requirements it repeats, as the release's METADATA lists them: jax[cuda]
+    # is jax[cuda12] from 0.4.30, a find-links jaxlib for a local CUDA before (never mutated)
+    aliases: dict[str, str] = {}
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return pythons_on(self.python, self.python_by_platform, platform)
@@ -85,7 +88,9 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
         if missing:
             reject("extra", f"has no extra {', '.join(sorted(missing))} (has {', '.join(release.extras) or 'none'})")
             continue
-        if want_cpu and not extras:
+        wanted = _unaliased(release, extras)
+        said = _alias_note(release, extras)
+        if want_cpu and not wanted:
             if gpu_here and not policy.cpu and machine.os == "windows":
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
             elif gpu_here and not policy.cpu and machine.os != "macos":
@@ -93,17 +98,18 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue
-        unmodelled = set(extras) - {_normal(b.extra) for b in release.builds} if extras else set()
+        unmodelled = set(wanted) - {_normal(b.extra) for b in release.builds} if wanted else set()
         if unmodelled:
             local = any(e.endswith("-local") for e in unmodelled)
             reject(
                 "extra",
                 f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
-                + (" (the -local extras use a CUDA installed on the system)" if local else ""),
+                + (" (the -local extras use a CUDA installed on the system)" if local else "")
+                + (f"; {said}" if said else ""),
             )
             continue
         for build in release.builds:
-            if extras and _normal(build.extra) not in extras:
+            if wanted and _normal(build.extra) not in wanted:
                 continue
             if machine.platform not in build.platforms and any(b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
                 continue  # the extra's build for this platform is another entry
@@ -112,11 +118,26 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
                 rejected.append(result)
                 continue
             tier, why, warnings, verified = result
+            why = (*why, said) if said else why
             ranked.append(((tier, age, -build.major), _candidate(release, build, build.tag, why, warnings, build.pins or {}, verified)))
         if not release.builds and not want_cpu:
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
+
+
+def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:
+    """The extras asked for, each alias read as the extra it repeats in this release."""
+    if not extras or not release.aliases:
+        return extras
+    aliases = {_normal(a): _normal(t) for a, t in release.aliases.items()}
+    return frozenset(aliases.get(e, e) for e in extras)
+
+
+def _alias_note(release: JaxRelease, extras: frozenset[str]) -> str:
+    aliases = {_normal(a): t for a, t in release.aliases.items()}
+    named = sorted(e for e in extras if e in aliases)
+    return "; ".join(f"jax[{e}] {release.version} requires what jax[{aliases[e]}] does (its METADATA)" for e in named)
 
 
 def _normal(extra: str) -> str:

@@ -25,7 +25,19 @@ def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[Ja
 
 
 def _release(e: Entry, version: Version) -> dict[str, Any]:
-    return dict(jaxlib=e.get("jaxlib", read_str, required=False), extras=tuple(e.get("extras", read_str_list)))
+    extras = tuple(e.get("extras", read_str_list))
+    aliases = e.get("aliases", _read_aliases, required=False, default={})
+    for alias, target in aliases.items():
+        if alias not in extras or target not in extras or alias == target:
+            raise e.fail("aliases", f"{alias} = {target}: both must be other extras of the release ({list(extras)})")
+    return dict(jaxlib=e.get("jaxlib", read_str, required=False), extras=extras, aliases=aliases)
+
+
+def _read_aliases(value: Any) -> dict[str, str]:
+    """{extra: the extra it requires exactly the same as} (jax[cuda] is jax[cuda12] from 0.4.30)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError("expected a table of extra = extra")
+    return dict(value)
 
 
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
