@@ -66,10 +66,12 @@ def test_uv_project_merges_into_existing_pyproject(matrices):
     text = render("uv-project", scenario("companions-paired", matrices), EmitOptions(existing=existing))
     doc = tomllib.loads(text)
     assert doc["project"]["name"] == "mine"
+    # the user's `torch>=2.0` still serves the other platforms; this Linux answer is Linux's alone
+    linux = "; sys_platform == 'linux'"
     assert doc["project"]["dependencies"] == [
-        "numpy>=1.26", "torch==2.5.1+cu124", "torchvision==0.20.1+cu124", "torchaudio==2.5.1+cu124"]
+        "numpy>=1.26", "torch==2.5.1+cu124" + linux, "torch>=2.0; sys_platform != 'linux'", "torchvision==0.20.1+cu124" + linux, "torchaudio==2.5.1+cu124" + linux]
     assert doc["tool"]["uv"]["sources"]["mylib"] == {"path": "../mylib"}
-    assert doc["tool"]["uv"]["sources"]["torch"] == {"index": "pytorch-cu124"}
+    assert doc["tool"]["uv"]["sources"]["torch"] == [{"index": "pytorch-cu124", "marker": "sys_platform == 'linux'"}]
     assert doc["tool"]["uv"]["index"] == [
         {"name": "pytorch-cu124", "url": "https://download.pytorch.org/whl/cu124", "explicit": True}]
 
@@ -204,7 +206,8 @@ def test_uv_project_pins_go_where_the_project_keeps_them(matrices):
     )
     doc = tomllib.loads(render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing)))
     assert doc["project"]["dependencies"] == ["numpy"]
-    assert doc["project"]["optional-dependencies"]["gpu"] == ["torch==2.8.0+cu128", "einops"]  # where torch was
+    # where torch was; the range still serves the other platforms
+    assert doc["project"]["optional-dependencies"]["gpu"] == ["torch==2.8.0+cu128; sys_platform == 'linux'", "torch>=2.4; sys_platform != 'linux'", "einops"]
     assert doc["dependency-groups"]["dev"] == ["pytest", {"include-group": "lint"}]
     # torch 2.8.0 has wheels from Python 3.9: uv could not lock for 3.8.
     assert doc["project"]["requires-python"] == ">=3.9"
@@ -237,5 +240,82 @@ def test_uv_project_keeps_the_other_platforms_routes(matrices):
 def test_uv_project_replaces_a_line_in_place_keeping_extras_and_comment(matrices):
     existing = '[project]\nname = "x"\nversion = "1"\ndependencies = [\n    "numpy",  # math\n    "torch[opt-einsum]>=2.6",  # the framework\n    "pandas",\n]\n'
     text = render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=existing))
-    assert '    "torch[opt-einsum]==2.8.0+cu128",  # the framework\n    "pandas",' in text
+    kept = "\n    \"torch[opt-einsum]>=2.6; sys_platform != 'linux'\","
+    assert '    "torch[opt-einsum]==2.8.0+cu128; sys_platform == \'linux\'",  # the framework' + kept + '\n    "pandas",' in text
     assert render("uv-project", scenario("rtx3090-minor-compat", matrices), EmitOptions(existing=text)) == text
+
+
+MULTI_PLATFORM = """\
+[project]
+name = "demo"
+version = "0.1.0"
+requires-python = ">=3.10"
+dependencies = [
+    "torch>=2.4",  # the model
+    "torchvision",
+    "numpy",
+]
+
+[tool.uv.sources]
+torch = [
+    { index = "pytorch-cpu", marker = "sys_platform == 'darwin'" },
+]
+
+[[tool.uv.index]]
+name = "pytorch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+explicit = true
+"""
+
+
+def _cli(*args: str, cwd: Path):
+    from click.testing import CliRunner
+
+    from cudafit.cli import main
+
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_a_single_machine_answer_keeps_what_the_pyproject_says_for_other_platforms(tmp_path):
+    """Issue 23: `torch>=2.4` and a bare `torchvision` stay for the platforms the answer is not for
+    (never a silent drop), a per-platform source array keeps its layout, the file passes check,
+    and a second run changes nothing."""
+    (tmp_path / "pyproject.toml").write_text(MULTI_PLATFORM)
+    machine = ["--driver", "570.86.10", "--gpu", "H100", "--python", "3.12"]
+    result = _cli("resolve", "torch", "torchvision", *machine, "--format", "uv-project", "-o", "pyproject.toml", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "pyproject.toml").read_text()
+    doc = tomllib.loads(text)
+    deps = doc["project"]["dependencies"]
+    assert "torch>=2.4; sys_platform != 'linux'" in deps and "torchvision; sys_platform != 'linux'" in deps and "numpy" in deps
+    assert all(d.endswith("; sys_platform == 'linux'") for d in deps if "+cu" in d) and len(deps) == 5
+    assert 'torch = [\n    { index = "pytorch-cpu", marker = "sys_platform == \'darwin\'" },\n    {index = "pytorch-cu' in text
+    assert "  # the model" in text
+    checked = _cli("check", "pyproject.toml", cwd=tmp_path)
+    assert checked.exit_code == 0, checked.output
+    again = _cli("resolve", "torch", "torchvision", *machine, "--format", "uv-project", "-o", "pyproject.toml", cwd=tmp_path)
+    assert again.exit_code == 0 and (tmp_path / "pyproject.toml").read_text() == text
+
+
+def test_the_fleet_pyproject_for_linux_macos_and_windows_passes_check(tmp_path):
+    """Issue 23: what `fleet resolve --format uv-project -o` writes for a mixed fleet is a file
+    `cudafit check` passes, environment by environment."""
+    import json
+
+    nodes = [
+        {"name": "gpu", "machine": {"os": "linux", "arch": "x86_64", "driver": "570.86.10", "gpus": ["NVIDIA H100 80GB HBM3"]}},
+        {"name": "mac", "machine": {"os": "macos", "arch": "arm64", "driver": None, "gpus": []}},
+        {"name": "win", "machine": {"os": "windows", "arch": "x86_64", "driver": "560.94", "gpus": ["NVIDIA GeForce RTX 4090"]}},
+    ]
+    (tmp_path / "inventory.json").write_text(json.dumps(nodes))
+    for specs in (["torch"], ["torch", "torchvision", "torchaudio"]):
+        (tmp_path / "pyproject.toml").unlink(missing_ok=True)
+        result = _cli("fleet", "resolve", *specs, "--inventory", "inventory.json", "--python", "3.12", "--format", "uv-project", "-o", "pyproject.toml", cwd=tmp_path)
+        assert result.exit_code == 0, result.output
+        checked = _cli("check", "pyproject.toml", cwd=tmp_path)
+        assert checked.exit_code == 0, (specs, checked.output, (tmp_path / "pyproject.toml").read_text())

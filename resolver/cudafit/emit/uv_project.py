@@ -74,25 +74,33 @@ def _replace(parent: Any, key: str, where: str, unwanted: Callable[[Any], bool],
     array.extend(new)
 
 
-def _replace_pins(parent: Any, key: str, ours: Callable[[Any], bool], new: list[str]) -> None:
+def _replace_pins(parent: Any, key: str, ours: Callable[[Any], bool], new: list[str], kept: Callable[[str], Optional[str]]) -> None:
     """Our pins where the user's lines for the same packages were: each replaced line keeps its
-    place, its comment and its extras (torch[opt-einsum]); the rest of ours go, new ones follow."""
+    place, its comment and its extras (torch[opt-einsum]), and is followed by what `kept` keeps of
+    it for the other platforms; the rest of ours go, new ones follow."""
     array = _string_array(parent, key, "the list of our pins", strings=False)
+    others = [line for item in array if ours(item) and (line := kept(item)) is not None]
     if all(ours(item) for item in array):
-        _replace(parent, key, "the list of our pins", ours, new)
+        _replace(parent, key, "the list of our pins", ours, [*new, *others])
         return
     waiting = {_name(text): text for text in new}
     gone = []
+    after: list[tuple[int, str]] = []
     for i, item in enumerate(array):
         if not ours(item):
             continue
         name = _name(item)
+        line = kept(item)
+        if line is not None:
+            after.append((i, line))
         if name in waiting:
             array[i] = _with_extras(waiting.pop(name), item)
         else:
             gone.append(i)
+    for i, line in reversed(after):
+        array.insert(i + 1, line)
     for i in reversed(gone):
-        del array[i]
+        del array[i + sum(1 for j, _line in after if j < i)]
     array.extend([text for text in new if _name(text) in waiting])
 
 
@@ -177,12 +185,38 @@ def _here_or_unmarked(requirement: str, here: Callable[[str], bool]) -> bool:
     return marker is None or here(marker)
 
 
+_PLATFORM_WORDS = re.compile(r"\b(?:sys_platform|platform_system|os_name|platform_machine|sys\.platform|os\.name|platform\.machine)\b")
 _SYS_PLATFORM = {"linux": "linux", "wsl": "linux", "windows": "win32", "macos": "darwin"}
 
 
 def _platform_marker(resolution: Resolution) -> str:
     platform = _SYS_PLATFORM.get(resolution.machine.os or "")
     return f"sys_platform == '{platform}'" if platform else ""
+
+
+def _for_other_platforms(resolution: Resolution) -> Callable[[str], Optional[str]]:
+    """What a user's line for one of our packages keeps on the platforms the answer is not for: a
+    range or a bare name (`torch>=2.4`, `torchvision`) stays there, under a marker that leaves this
+    platform out; an exact pin (an earlier answer) is replaced, not kept."""
+    platform = _SYS_PLATFORM.get(resolution.machine.os or "")
+
+    def kept(item: str) -> Optional[str]:
+        if not platform:
+            return None
+        try:
+            requirement = Requirement(item)
+        except InvalidRequirement:
+            return None
+        if requirement.url or any(s.operator in ("==", "===") and "*" not in s.version for s in requirement.specifier):
+            return None
+        if requirement.marker is not None and _PLATFORM_WORDS.search(str(requirement.marker)):
+            return None  # a line for this platform already: ours replaces it
+        elsewhere = f"sys_platform != '{platform}'"
+        marker = f"({requirement.marker}) and {elsewhere}" if requirement.marker else elsewhere
+        requirement.marker = None
+        return f"{requirement}; {marker}"
+
+    return kept
 
 
 def _dependency_lists(doc: Any, project: Any) -> list[tuple[str, Any, str]]:
@@ -251,6 +285,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         project["requires-python"] = f">={resolution.machine.python}"
     ours: set[str] = {canonicalize_name(p.name) for p in resolution.packages}
     here = _holds_here(resolution)
+    kept = _for_other_platforms(resolution)
     home = _home(doc, project, ours)
     elsewhere: list[str] = []  # markers of our packages' lines for other platforms, which stay
     for where, parent, key in _dependency_lists(doc, project):
@@ -264,8 +299,16 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             elif name in FAMILY and name not in ours and (not marker or here(marker)):
                 # A torch-family pin left behind would fight the new set: resolve it together instead.
                 raise InputError(f"existing pyproject.toml: {where} has {str(item)!r}; add {name} to the specs so it is resolved with the rest")
+            elif name in ours and kept(item) is not None:
+                elsewhere.append(str(kept(item)))
         if (parent, key) != home:
-            _drop(parent[key], lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here))
+            mine = [i for i, item in enumerate(parent[key]) if isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here)]
+            for i in reversed(mine):
+                line = kept(parent[key][i])
+                if line is None:
+                    del parent[key][i]
+                else:
+                    parent[key][i] = line  # the other platforms keep it; this one gets our pin
     # With lines for other platforms kept, ours get a marker of their own platform.
     marked = (bool(elsewhere) or options.per_platform) and bool(_platform_marker(resolution))
     suffix = f"; {_platform_marker(resolution)}" if marked else ""
@@ -275,6 +318,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here),
         # A URL requirement ends at whitespace: its marker needs one before the semicolon (PEP 508).
         [p.requirement + (f" {suffix}" if p.url and suffix else suffix) for p in resolution.packages],
+        kept if marked else lambda _item: None,
     )
     _narrow_requires_python(project, resolution)
 
@@ -291,14 +335,16 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     sources = uv.get("sources", tomlkit.table())
     if not isinstance(sources, dict):
         raise InputError("existing pyproject.toml: [tool.uv.sources] is not a table")
-    # A source given per platform (a list of tables with markers) keeps the other platforms' entries.
-    kept: dict[str, Any] = {}
+    # A source given per platform (a list of tables with markers) keeps the other platforms'
+    # entries, in the array as written (its layout and comments): only this platform's go.
+    split_by_platform: dict[str, Array] = {}
     for key in [k for k in sources if canonicalize_name(k) in ours]:
         value = sources[key]
-        if isinstance(value, list):
-            others = [e for e in value if isinstance(e, dict) and e.get("marker") and not here(str(e["marker"]))]
-            if others:
-                kept[canonicalize_name(key)] = others
+        if isinstance(value, Array):
+            _drop(value, lambda e: not (isinstance(e, dict) and e.get("marker") and not here(str(e["marker"]))))
+            if len(value):
+                split_by_platform[canonicalize_name(key)] = value
+                continue
         del sources[key]
     for pin in resolution.packages:
         if pin.index_url is None:
@@ -307,25 +353,26 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if not any(i.get("name") == name for i in indexes):
             entry = tomlkit.inline_table() if inline else tomlkit.table()
             entry.update({"name": name, "url": pin.index_url, "explicit": True})
-            if not inline and indexes and _ends_blank(indexes[-1]):
-                entry.add(tomlkit.nl())
+            if not inline and indexes:
+                # a blank line between tables, as uv and people write them, and after the last as before
+                if _ends_blank(indexes[-1]):
+                    entry.add(tomlkit.nl())
+                else:
+                    indexes[-1].add(tomlkit.nl())
             indexes.append(entry)
         route = tomlkit.inline_table()
         route["index"] = name
-        others = kept.pop(canonicalize_name(pin.name), None)
-        if others or marked:
-            others = others or []
+        others = split_by_platform.pop(canonicalize_name(pin.name), None)
+        if others is not None:
+            route["marker"] = _platform_marker(resolution) or "true"
+            others.append(route)
+        elif marked:
             route["marker"] = _platform_marker(resolution) or "true"
             split = tomlkit.array()
-            split.extend([*others, route])
+            split.append(route)
             sources[pin.name] = split
         else:
             sources[pin.name] = route
-    for key, others in kept.items():
-        # Ours now comes from PyPI here; the other platforms keep their routes.
-        split = tomlkit.array()
-        split.extend(others)
-        sources[key] = split
     # Old JAX CUDA wheels live on a find-links page, which uv reads from [tool.uv] find-links.
     links = sorted({p.find_links for p in resolution.packages if p.find_links})
     if links:
