@@ -86,9 +86,10 @@ def test_slurm_json_and_text_with_site_gres_names():
     data = json.loads(text.stdout)
     keys = {c["key"]: c for c in data["classes"]}
     assert "h200-570.133.20" in keys  # no driver feature: the default driver
-    unmapped = fleet("--inventory", str(FIXTURES / "slurm-nodes.txt"), "--driver-feature", "nvdriver_(.+)", "--json")
-    problems = [c.get("problem", "") for c in json.loads(unmapped.stdout)["classes"]]
-    assert any("GRES type 'a100' is not mapped" in p for p in problems)
+    by_default = json.loads(fleet("--inventory", str(FIXTURES / "slurm-nodes.txt"), "--driver-feature", "nvdriver_(.+)", "--json").stdout)
+    assert "a100-535.104.05" in {c["key"] for c in by_default["classes"]}  # a family's name needs no --gres-map
+    unmapped = inventory.Options(driver_feature="nvdriver_(.+)")  # no GPU table: only --gres-map names a type
+    assert any("GRES type 'a100' is not mapped" in (n.problem or "") for n in nodes_of(FIXTURES / "slurm-nodes.txt", unmapped))
 
 
 def test_labels_that_disagree_and_a_driver_that_cannot_drive_its_gpu(tmp_path):
@@ -99,11 +100,14 @@ def test_labels_that_disagree_and_a_driver_that_cannot_drive_its_gpu(tmp_path):
         {"metadata": {"name": "ok", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/cuda.driver-version.full": "570.133.20"}}},
     ]
     (tmp_path / "k.json").write_text(json.dumps({"kind": "List", "items": items}))
-    data = json.loads(fleet("--inventory", str(tmp_path / "k.json"), "--json").stdout)
+    result = fleet("--inventory", str(tmp_path / "k.json"), "--json")
+    data = json.loads(result.stdout)
     problems = {c["key"]: c.get("problem") for c in data["classes"]}
     assert any(p and p.startswith("driver labels disagree") for p in problems.values())
     assert problems["b200-535.104.05"].startswith("broken: driver 535.104.05 predates Blackwell")
-    assert data["ok"] is True and len(data["notes"]) == 2
+    assert result.exit_code == 1 and data["ok"] is False and data["partial"] is True and len(data["notes"]) == 2  # two nodes left out
+    assert data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"  # the answer for the rest is still given
+    assert json.loads(fleet("--inventory", str(tmp_path / "k.json"), "--json", "--allow-partial").stdout)["ok"] is True
 
 
 def test_no_set_runs_everywhere_exits_1(tmp_path):
@@ -141,8 +145,8 @@ def test_bad_inventories_are_one_line(tmp_path, content, message):
 
 def test_unknown_gpu_is_a_class_problem_not_a_crash(tmp_path):
     (tmp_path / "i.json").write_text(json.dumps([{"driver": "535.104.05", "gpus": ["NVIDIA Imaginary 9000"]}, {"driver": "535.104.05", "gpus": ["Tesla T4"]}]))
-    data = json.loads(fleet("--inventory", str(tmp_path / "i.json"), "--json").stdout)
-    assert data["ok"] is True and any("not in cudafit's GPU table" in (c.get("problem") or "") for c in data["classes"])
+    data = json.loads(fleet("--inventory", str(tmp_path / "i.json"), "--json", "--allow-partial").stdout)
+    assert data["ok"] is True and data["partial"] is True and any("not in cudafit's GPU table" in (c.get("problem") or "") for c in data["classes"])
 
 
 def test_missing_inventory_and_bad_gres_map():
@@ -219,8 +223,8 @@ def test_dcgm_exporter_metrics():
     assert "older dcgm-exporter" in (nodes["old-exporter-host"].problem or "")
     fixed = {n.name: n for n in nodes_of(path, inventory.Options(default_driver="550.127.05"))}
     assert fixed["old-exporter-host"].driver == "550.127.05"
-    data = json.loads(fleet("--inventory", str(path), "--json").stdout)
-    assert data["ok"] is True and data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    data = json.loads(fleet("--inventory", str(path), "--json", "--allow-partial").stdout)  # old-exporter-host has no driver
+    assert data["ok"] is True and data["partial"] is True and data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
     bad = io.BytesIO(b'# HELP DCGM_FI_DEV_GPU_TEMP x\nDCGM_FI_DEV_GPU_TEMP{gpu="0",modelName="Tesla T4"} 4\n')
     with pytest.raises(InputError, match=":2: a sample without a Hostname"):
         list(inventory.read(bad, "m", inventory.DEFAULTS))
@@ -430,3 +434,117 @@ def test_dcgm_scrape_with_other_metrics_and_escapes():
         list(inventory.read(io.BytesIO(scrape), "m", inventory.DEFAULTS))
     nodes = list(inventory.read(io.BytesIO(scrape.rsplit(b"\n", 2)[0] + b"\n"), "m", inventory.DEFAULTS))
     assert nodes[0].name == 'a"b' and nodes[0].gpus == ("Tesla T4",)
+
+
+# --- a GPU cluster is never answered with a CPU build (issue 23, item 1) -----------------------
+
+CLUSTER = FIXTURES / "slurm-gpu-cluster.txt"  # a100 x2, h100 x2, gh200 (aarch64), one CPU login node
+DRIVERS = ["--driver-feature", "nvdriver_(.+)"]
+
+
+def test_gres_types_that_name_a_gpu_family_are_read_by_default():
+    result = fleet("--inventory", str(CLUSTER), *DRIVERS)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == "every class runs: torch==2.14.1+cu126"
+    data = json.loads(fleet("--inventory", str(CLUSTER), *DRIVERS, "--json").stdout)
+    assert data["ok"] is True and data["partial"] is False
+    assert data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    classes = {c["key"]: c for c in data["classes"]}
+    assert set(classes) == {"a100-535.104.05", "h100-550.54.15", "gh200-560.35.03-linux-aarch64", "no-gpu"}
+    assert classes["h100-550.54.15"]["machine"]["gpus"] == [{"name": "NVIDIA H100", "compute_capability": "9.0"}]
+    assert classes["gh200-560.35.03-linux-aarch64"]["machine"]["gpus"][0]["compute_capability"] == "9.0"
+    assert classes["no-gpu"]["best"] is None  # the login node has its own class and decides nothing
+    assert "GRES type 'h100' read as NVIDIA H100 (sm_90); --gres-map overrides" in data["notes"]
+    assert "GRES type 'a100' read as NVIDIA A100 (sm_80); --gres-map overrides" in data["notes"]
+    assert any(n.startswith("GRES type 'gh200' read as NVIDIA GH200 (sm_90") for n in data["notes"])
+
+
+def test_gres_map_overrides_the_default_reading():
+    data = json.loads(fleet("--inventory", str(CLUSTER), *DRIVERS, "--gres-map", "h100=NVIDIA H100 PCIe", "--json").stdout)
+    assert "h100-pcie-550.54.15" in {c["key"] for c in data["classes"]}
+    assert not any("GRES type 'h100'" in n for n in data["notes"]) and any("GRES type 'a100'" in n for n in data["notes"])
+
+
+def test_a_gpu_cluster_whose_gpu_nodes_cannot_be_placed_gets_no_cpu_answer():
+    result = fleet("--inventory", str(CLUSTER))  # no driver: every GPU node is set aside
+    assert result.exit_code == 1, result.output
+    assert "+cpu" not in result.stdout and "every class runs" not in result.stdout
+    data = json.loads(fleet("--inventory", str(CLUSTER), "--json").stdout)
+    assert data["ok"] is False and data["fleet"] is None
+    assert "5 GPU node(s)" in data["notes"][0] and "no driver" in data["notes"][0]
+
+
+@pytest.mark.parametrize(
+    "kind, name, cc",
+    [
+        ("a100", "NVIDIA A100", "8.0"),
+        ("h100", "NVIDIA H100", "9.0"),
+        ("h200", "NVIDIA H200", "9.0"),
+        ("gh200", "NVIDIA GH200", "9.0"),  # no table entry of that name: every GH200 the table has is sm_90
+        ("l40s", "NVIDIA L40S", "8.9"),
+        ("v100", "NVIDIA V100", "7.0"),
+        ("t4", "Tesla T4", "7.5"),
+        ("a10", "NVIDIA A10", "8.6"),
+        ("rtx3090", "NVIDIA GeForce RTX 3090", "8.6"),
+        ("H100", "NVIDIA H100", "9.0"),
+        ("nvidia_h100_80gb_hbm3", "NVIDIA H100 80GB HBM3", "9.0"),  # Slurm's AutoDetect=nvml names
+        ("tesla_v100-sxm2-16gb", "Tesla V100-SXM2-16GB", "7.0"),
+        ("rtx", None, "differ in compute capability"),
+        ("gpu", None, "names no GPU in cudafit's GPU table"),
+        ("mystery", None, "names no GPU in cudafit's GPU table"),
+    ],
+)
+def test_default_gres_reading(matrices, kind, name, cc):
+    from cudafit.fleet.gres import read_gres_type
+
+    reading = read_gres_type(matrices.gpus, kind)
+    if name is None:
+        assert reading.name is None and cc in (reading.problem or "") and f"--gres-map {kind}=" in (reading.problem or "")
+    else:
+        assert (reading.name, reading.compute_capability, reading.problem) == (name, cc, None)
+
+
+def test_nodes_that_cannot_be_placed_make_the_answer_partial(tmp_path):
+    inv = tmp_path / "nodes.txt"
+    inv.write_text(
+        CLUSTER.read_text()
+        + "NodeName=odd-01 Arch=x86_64 ActiveFeatures=nvdriver_550.54.15 Gres=gpu:rtx:4 Partitions=gpu\n"
+        + "NodeName=arm-login Arch=aarch64 Gres=(null) Partitions=cpu\n"  # a CPU node on another arch decides nothing either
+    )
+    result = fleet("--inventory", str(inv), *DRIVERS)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("partial answer: 1 GPU node(s) could not be placed") and "--allow-partial" in lines[1]
+    assert lines[2] == "every placed class runs: torch==2.14.1+cu126"
+    data = json.loads(fleet("--inventory", str(inv), *DRIVERS, "--json").stdout)
+    assert data["ok"] is False and data["partial"] is True and data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    odd = next(c for c in data["classes"] if c["sample_nodes"] == ["odd-01"])
+    assert "GRES type 'rtx'" in odd["problem"] and "differ in compute capability" in odd["problem"]
+    allowed = fleet("--inventory", str(inv), *DRIVERS, "--allow-partial", "--json")
+    assert allowed.exit_code == 0 and json.loads(allowed.stdout)["ok"] is True
+    refused = fleet("--inventory", str(inv), *DRIVERS, "--format", "pip")
+    assert refused.exit_code == 1 and refused.stdout == "" and "--allow-partial" in refused.stderr and "Traceback" not in refused.output
+    written = fleet("--inventory", str(inv), *DRIVERS, "--format", "pip", "--allow-partial")
+    assert written.exit_code == 0 and "torch==2.14.1+cu126" in written.stdout
+
+
+def test_a_cpu_cluster_is_still_answered_with_a_cpu_build(tmp_path):
+    inv = tmp_path / "cpu.txt"
+    inv.write_text("NodeName=c1 Arch=x86_64 Gres=(null) Partitions=cpu\nNodeName=c2 Arch=x86_64 Gres=(null) Partitions=cpu\n")
+    result = fleet("--inventory", str(inv))
+    assert result.exit_code == 0 and "every class runs: torch==2.15.0+cpu" in result.stdout
+
+
+def test_default_driver_for_kubernetes_nodes_without_driver_labels(tmp_path):
+    items = [{"metadata": {"name": f"l40s-{i}", "labels": {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-L40S"}}} for i in range(2)]
+    (tmp_path / "k.json").write_text(json.dumps({"kind": "List", "items": items}))
+    without = fleet("--inventory", str(tmp_path / "k.json"), "--json")
+    assert without.exit_code == 1 and "no driver labels" in json.loads(without.stdout)["classes"][0]["problem"]
+    assert "--default-driver" in json.loads(without.stdout)["classes"][0]["problem"]
+    result = fleet("--inventory", str(tmp_path / "k.json"), "--default-driver", "550.54.15", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["key"] for c in data["classes"]] == ["l40s-550.54.15"] and data["fleet"]["packages"][0]["requirement"] == "torch==2.14.1+cu126"
+    labelled = {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/cuda.driver-version.full": "535.104.05"}
+    node = inventory.kube_node({"metadata": {"name": "x", "labels": labelled}}, "x", inventory.Options(default_driver="550.54.15"))
+    assert node.driver == "535.104.05"  # the node's own labels win

@@ -37,10 +37,19 @@ def fleet() -> None:
 @click.option("--python", "python", metavar="X.Y", help="The Python of the environment the nodes run (default: this one).")
 @click.option("--pool-label", metavar="KEY", help="The node label that names a node's pool (Kubernetes).")
 @click.option(
-    "--gres-map", "gres_map", multiple=True, metavar="TYPE=GPU NAME", help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'."
+    "--gres-map",
+    "gres_map",
+    multiple=True,
+    metavar="TYPE=GPU NAME",
+    help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'. A type naming a GPU family (h100, gh200) needs none.",
 )
 @click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'.")
-@click.option("--default-driver", metavar="VERSION", help="The driver of nodes whose inventory names none (Slurm features, older dcgm-exporters).")
+@click.option(
+    "--default-driver",
+    metavar="VERSION",
+    help="The driver of nodes whose inventory names none (Slurm features, Kubernetes nodes without GFD driver labels, older dcgm-exporters).",
+)
+@click.option("--allow-partial", is_flag=True, help="Exit 0 with an answer that leaves out GPU nodes it could not place (they are still listed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--format", "fmt", type=click.Choice(list(FORMATS)), help="Print the fleet's answer in this install form (uv-project: one pyproject for every platform)."
@@ -48,11 +57,11 @@ def fleet() -> None:
 @click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format output to FILE (uv-project merges into an existing pyproject.toml).")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 @policy_options
-def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, as_json, fmt, output, env_name, policy):
+def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, allow_partial, as_json, fmt, output, env_name, policy):
     """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
-    from cudafit.fleet.report import fleet_json, fleet_text
+    from cudafit.fleet.report import accepted, fleet_json, fleet_text
     from cudafit.fleet.solve import solve_fleet
     from cudafit.machine import check_python
 
@@ -82,7 +91,7 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
             check_driver(parse_driver(default_driver) or "", "linux", matrices)
         except InputError as exc:
             raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="'--default-driver'") from None
-    options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver)
+    options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver, gpu_table=matrices.gpus)
     checked: Optional[str] = check_python(python, matrices) if python else None
     classes = _classes(inventory, options, inv, group, matrices)
     if not classes:
@@ -94,6 +103,11 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
 
         if as_json:
             raise click.UsageError("--format and --json are two different outputs; give one of them")
+        if answer.ok and not accepted(answer, allow_partial):
+            # A file that installs on some nodes only is written when asked for, never by default.
+            left = sum(a.cls.nodes for a in answer.left_out)
+            click.echo(f"cudafit: error: {left} GPU node(s) could not be placed (--json says why); --allow-partial writes the answer for the others", err=True)
+            return 1
         target = None if output in (None, "-") else output
         if target is not None:
             fileio.check_output(target)
@@ -107,10 +121,10 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
     if output is not None:
         raise click.UsageError("-o/--output writes the --format output; give --format")
     if as_json:
-        click.echo(json.dumps(fleet_json(answer), indent=2))
+        click.echo(json.dumps(fleet_json(answer, allow_partial), indent=2))
     else:
-        click.echo(fleet_text(answer), nl=False)
-    return 0 if answer.ok else 1
+        click.echo(fleet_text(answer, allow_partial), nl=False)
+    return 0 if accepted(answer, allow_partial) else 1
 
 
 def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]], matrices: Matrices) -> list[NodeClass]:

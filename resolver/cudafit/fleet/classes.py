@@ -26,6 +26,7 @@ class NodeClass(NamedTuple):
     compute_capabilities: tuple[str, ...]
     problem: Optional[str]  # the inventory could not read these nodes as a machine
     machine: Optional[Machine] = None  # described and checked already (a pyproject target)
+    readings: tuple[str, ...] = ()  # how its nodes' GRES types were read without --gres-map
 
 
 def _slug(text: str) -> str:
@@ -53,8 +54,9 @@ def group(nodes: Iterable[Node]) -> list[NodeClass]:
         group_key = (class_key(node), node.compute_capabilities)
         entry = found.get(group_key)
         if entry is None:
-            entry = found[group_key] = {"node": node, "count": 0, "pools": {}, "samples": []}
+            entry = found[group_key] = {"node": node, "count": 0, "pools": {}, "samples": [], "readings": {}}
         entry["count"] += node.nodes
+        entry["readings"].update(dict.fromkeys(node.readings))
         entry["pools"][node.pool] = entry["pools"].get(node.pool, 0) + node.nodes
         if len(entry["samples"]) < SAMPLES:
             entry["samples"].append(node.name)
@@ -72,6 +74,7 @@ def group(nodes: Iterable[Node]) -> list[NodeClass]:
             compute_capabilities=e["node"].compute_capabilities,
             problem=e["node"].problem,
             machine=e["node"].machine,
+            readings=tuple(e["readings"]),
         )
         for (key, ccs), e in found.items()
     ]

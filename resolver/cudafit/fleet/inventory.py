@@ -7,14 +7,16 @@
 - `kubectl get nodes -o json` (a List of Nodes): NVIDIA GPU Feature Discovery labels, the current
   `nvidia.com/cuda.driver-version.*` and the deprecated `nvidia.com/cuda.driver.*` (a driver may
   have two parts, with an empty revision), `nvidia.com/gpu.product`, `nvidia.com/gpu.compute.*`;
-  the arch and OS from the `kubernetes.io/*` labels or `status.nodeInfo`;
+  the arch and OS from the `kubernetes.io/*` labels or `status.nodeInfo`; a node without driver
+  labels takes `default_driver`;
 - NDJSON: one such node object per line (a kubectl Node, or a {"name", "labels"} pair), read
   line by line so a large cluster's dump never sits in memory whole;
 - dcgm-exporter's metrics text (Prometheus format): each `DCGM_*{...}` sample names its
   `Hostname`, `modelName` and (newer exporters) `DCGM_FI_DRIVER_VERSION`; a node is a Hostname;
 - Slurm: `scontrol show nodes --json`, and `scontrol show nodes -o` text; GRES types are site
-  names, mapped to GPU names with `gres_map`, and the driver comes from a node feature matching
-  `driver_feature` (a regex with one group) or from `default_driver`.
+  names, mapped to GPU names with `gres_map`, else read from `gpu_table` where they name a GPU
+  family (gres.py), and the driver comes from a node feature matching `driver_feature` (a regex
+  with one group) or from `default_driver`.
 
 A node that cannot be read as a machine (no GPU product, labels that disagree) becomes a Node with
 `problem` set: it is reported, never silently dropped.
@@ -28,7 +30,8 @@ from collections.abc import Iterable, Iterator
 from typing import IO, NamedTuple, Optional
 
 from cudafit.errors import InputError
-from cudafit.records import Machine
+from cudafit.fleet.gres import GresReading, read_gres_type
+from cudafit.records import GpuModel, Machine
 
 # Labels naming a node's pool, most specific first (the cluster's own label can be given instead).
 POOL_LABELS = (
@@ -69,6 +72,7 @@ class Node(NamedTuple):
     compute_capabilities: tuple[str, ...] = ()  # where no name is known
     problem: Optional[str] = None  # why the node cannot be read as a machine
     machine: Optional[Machine] = None  # already described and checked (a pyproject target)
+    readings: tuple[str, ...] = ()  # how GRES types no --gres-map names were read ("GRES type 'h100' read as ...")
 
 
 class Options(NamedTuple):
@@ -76,6 +80,7 @@ class Options(NamedTuple):
     gres_map: dict[str, str] = {}
     driver_feature: Optional[str] = None
     default_driver: Optional[str] = None
+    gpu_table: dict[str, GpuModel] = {}  # reads GRES types that name a GPU family; empty: only gres_map
 
 
 DEFAULTS = Options()
@@ -175,8 +180,9 @@ def _json_document(doc: object, label: str, options: Options) -> Iterable[Node]:
         yield kube_node(doc, label, options)
         return
     if isinstance(doc, dict) and isinstance(doc.get("nodes"), list) and any(isinstance(n, dict) and "gres" in n for n in doc["nodes"]):
+        seen: dict[str, GresReading] = {}
         for i, item in enumerate(doc["nodes"]):
-            yield slurm_json_node(item, f"{label}: nodes[{i}]", options)
+            yield slurm_json_node(item, f"{label}: nodes[{i}]", options, seen)
         return
     items = doc.get("nodes") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
@@ -268,6 +274,10 @@ def kube_node(item: object, where: str, options: Options) -> Node:
     driver, problem = _kube_driver(labels)
     if problem:
         return base._replace(problem=problem)
+    if driver is None:
+        if not options.default_driver:
+            return base._replace(problem="no driver labels (nvidia.com/cuda.driver-version.*): give --default-driver")
+        driver = options.default_driver  # checked like --driver when the option was read
     problem = driver_problem(driver, "driver label") if driver else None
     if problem:
         return base._replace(problem=problem)
@@ -281,7 +291,8 @@ def kube_node(item: object, where: str, options: Options) -> Node:
 
 
 def _kube_driver(labels: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
-    """The driver from the current and the deprecated GFD labels; a problem where they disagree."""
+    """The driver from the current and the deprecated GFD labels (None where there are none); a
+    problem where they disagree."""
     found = []
     full = labels.get("nvidia.com/cuda.driver-version.full")
     if full:
@@ -292,7 +303,7 @@ def _kube_driver(labels: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
             revision = labels.get(prefix + last, "")
             found.append(f"{major}.{minor}" + (f".{revision}" if revision else ""))
     if not found:
-        return None, "no driver labels (nvidia.com/cuda.driver-version.*)"
+        return None, None
     if len(set(found)) > 1:
         return None, f"driver labels disagree ({', '.join(sorted(set(found)))})"
     return found[0], None
@@ -301,18 +312,53 @@ def _kube_driver(labels: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
 # --- Slurm -------------------------------------------------------------------------------------
 
 
-def _gres_gpus(gres: str, where: str, options: Options) -> tuple[list[str], Optional[str]]:
-    """GPU names from a GRES string ('gpu:a100:4(S:0-1),gpu:v100:2'); a problem for unmapped types."""
+class _Gres(NamedTuple):
+    gpus: tuple[str, ...] = ()
+    compute_capabilities: tuple[str, ...] = ()
+    readings: tuple[str, ...] = ()
+    problem: Optional[str] = None
+
+
+def _gres_gpus(gres: str, options: Options, seen: dict[str, GresReading]) -> _Gres:
+    """GPU names from a GRES string ('gpu:a100:4(S:0-1),gpu:v100:2'): `gres_map` first, then the
+    GPU table's reading of the type (each type read once per inventory, in `seen`: a cluster names
+    a few types on many nodes); a problem for a type neither names."""
     names: list[str] = []
+    family: list[tuple[str, str]] = []  # (name, compute capability) of readings the table has no name for
+    readings: list[str] = []
     for part in gres.split(","):
         fields = part.split("(")[0].split(":")
         if fields[0] != "gpu":
             continue
         kind = fields[1] if len(fields) >= 3 or (len(fields) == 2 and not fields[1].isdigit()) else "gpu"  # untyped: gpu:4
-        if kind not in options.gres_map:
-            return [], f"GRES type {kind!r} is not mapped to a GPU name (--gres-map {kind}='NVIDIA ...')"
-        names.append(options.gres_map[kind])
-    return names, None
+        if kind in options.gres_map:
+            names.append(options.gres_map[kind])
+            continue
+        if not options.gpu_table:
+            return _Gres(problem=f"GRES type {kind!r} is not mapped to a GPU name (--gres-map {kind}='NVIDIA ...')")
+        reading = seen.get(kind) or seen.setdefault(kind, read_gres_type(options.gpu_table, kind))
+        if reading.problem or reading.name is None or reading.compute_capability is None:
+            return _Gres(problem=reading.problem)
+        readings.append(f"GRES type {kind!r} {reading.note}")
+        if reading.in_table:
+            names.append(reading.name)
+        else:
+            family.append((reading.name, reading.compute_capability))
+    if not family:
+        return _Gres(tuple(dict.fromkeys(names)), (), tuple(readings))
+    if not names and len(set(family)) == 1:
+        # "NVIDIA GH200" is no table name: the solver takes the GPU by the compute capability every
+        # GH200 of the table shares, and the class keeps the family's name.
+        return _Gres((family[0][0],), (family[0][1],), tuple(readings))
+    # A node of several types: the solver reads compute labels as every named GPU's, so a family
+    # stands as the first GPU of the table in it (they agree on what the answer needs).
+    table_names = [_first_of_family(options.gpu_table, name) for name, _cc in family]
+    return _Gres(tuple(dict.fromkeys(names + table_names)), (), tuple(readings))
+
+
+def _first_of_family(table: dict[str, GpuModel], family: str) -> str:
+    wanted = family.lower().split()
+    return next(m.name for m in table.values() if m.name.lower().replace("-", " ").split()[: len(wanted)] == wanted)
 
 
 def _slurm_driver(features: str, options: Options) -> tuple[Optional[str], Optional[str]]:
@@ -326,18 +372,19 @@ def _slurm_driver(features: str, options: Options) -> tuple[Optional[str], Optio
     return None, "no driver: give --driver-feature PATTERN (a node feature holding it) or --default-driver"
 
 
-def _slurm_node(name: str, gres: str, features: str, arch: str, partitions: str, where: str, options: Options) -> Node:
+def _slurm_node(name: str, gres: str, features: str, arch: str, partitions: str, options: Options, seen: dict[str, GresReading]) -> Node:
     node = Node(name=name, pool=partitions.split(",")[0] if partitions else "default", arch=_ARCH.get(arch.lower(), arch or "x86_64"))
-    gpus, problem = _gres_gpus(gres, where, options)
-    if problem:
-        return node._replace(problem=problem)
-    if not gpus:
+    found = _gres_gpus(gres, options, seen)
+    if found.problem:
+        return node._replace(problem=found.problem)
+    if not found.gpus:
         return node._replace(problem=NO_GPU)
+    node = node._replace(gpus=found.gpus, compute_capabilities=found.compute_capabilities, readings=found.readings)
     driver, problem = _slurm_driver(features, options)
-    return node._replace(driver=driver, gpus=tuple(dict.fromkeys(gpus)), problem=problem)
+    return node._replace(driver=driver, problem=problem)
 
 
-def slurm_json_node(item: object, where: str, options: Options) -> Node:
+def slurm_json_node(item: object, where: str, options: Options, seen: Optional[dict[str, GresReading]] = None) -> Node:
     if not isinstance(item, dict):
         raise InputError(f"{where}: expected a node object")
     features = item.get("active_features") or item.get("features") or ""
@@ -348,8 +395,8 @@ def slurm_json_node(item: object, where: str, options: Options) -> Node:
         ",".join(features) if isinstance(features, list) else str(features),
         str(item.get("architecture") or "x86_64"),
         ",".join(partitions) if isinstance(partitions, list) else str(partitions),
-        where,
         options,
+        {} if seen is None else seen,
     )
 
 
@@ -358,6 +405,7 @@ def _slurm_value(text: Optional[str]) -> str:
 
 
 def _slurm_text(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
+    seen: dict[str, GresReading] = {}
     for number, text in lines:
         if not text.strip():
             continue
@@ -370,8 +418,8 @@ def _slurm_text(lines: Iterator[tuple[int, str]], label: str, options: Options) 
             _slurm_value(fields.get("ActiveFeatures")) or _slurm_value(fields.get("AvailableFeatures")),
             fields.get("Arch", "x86_64"),
             fields.get("Partitions", ""),
-            f"{label}:{number}",
             options,
+            seen,
         )
 
 

@@ -1,5 +1,6 @@
 """A fleet answer as the contract's JSON and as text that leads with the answer (or why there is
-none) and the classes holding the fleet back."""
+none) and the classes holding the fleet back. An answer that leaves GPU nodes out is partial: it
+says so first, and it is no success (exit 1) unless the caller accepts it (`--allow-partial`)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,27 @@ def _requirements(res: Optional[Resolution]) -> str:
     return ", ".join(p.requirement for c in res.candidates for p in c.packages) if res is not None else ""
 
 
-def fleet_json(answer: FleetAnswer) -> dict:
+def accepted(answer: FleetAnswer, allow_partial: bool) -> bool:
+    """The command succeeds (exit 0): an answer, for every GPU node unless a partial one is allowed."""
+    return answer.ok and (allow_partial or not answer.partial)
+
+
+def _partial_line(answer: FleetAnswer, allow_partial: bool) -> str:
+    left = sum(a.cls.nodes for a in answer.left_out)
+    placed = sum(a.cls.nodes for a in answer.classes if a.res is not None)
+    if allow_partial:
+        return f"partial answer (--allow-partial): {left} GPU node(s) could not be placed (see classes); the answer is for the other {placed}"
+    return f"partial answer: {left} GPU node(s) could not be placed (see classes); --allow-partial accepts the answer for the other {placed}"
+
+
+def fleet_json(answer: FleetAnswer, allow_partial: bool = False) -> dict:
     fleet = None
     if answer.fleet is not None:
         whole = resolution_json(answer.fleet)
         fleet = {"packages": whole["packages"], "commands": whole["commands"], "cuda": whole["cuda"], "cudnn": whole["cudnn"]}
     return {
-        "ok": answer.ok,
+        "ok": accepted(answer, allow_partial),
+        "partial": answer.partial,
         "classes": [
             {
                 "key": a.cls.key,
@@ -50,11 +65,13 @@ def fleet_json(answer: FleetAnswer) -> dict:
     }
 
 
-def fleet_text(answer: FleetAnswer) -> str:
+def fleet_text(answer: FleetAnswer, allow_partial: bool = False) -> str:
     nodes = sum(a.cls.nodes for a in answer.classes)
     lines = [f"fleet: {nodes} node(s) in {len(answer.classes)} class(es)"]
+    if answer.partial and answer.ok:
+        lines.append(_partial_line(answer, allow_partial))
     if answer.fleet is not None:
-        lines.append(f"every class runs: {_requirements(answer.fleet)}")
+        lines.append(f"every {'placed ' if answer.partial else ''}class runs: {_requirements(answer.fleet)}")
         lines.append("install:")
         lines += [f"  {c}" for c in commands(answer.fleet)]
     elif answer.ok:

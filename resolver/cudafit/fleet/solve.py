@@ -50,6 +50,16 @@ class FleetAnswer(NamedTuple):
         """An answer for the whole fleet: one set, or one per operating system."""
         return self.fleet is not None or (bool(self.platforms) and all(r is not None for r in self.platforms.values()))
 
+    @property
+    def left_out(self) -> list[ClassAnswer]:
+        """The classes the answer could not place: GPU nodes it could not read or ask about. Nodes
+        without a GPU beside GPU nodes are not among them: they need no GPU answer."""
+        return [a for a in self.classes if a.res is None and a.problem != NO_GPU]
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.left_out)
+
 
 def system(os_name: str) -> str:
     """The operating system as a wheel sees it (sys_platform): WSL is Linux."""
@@ -86,13 +96,22 @@ def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: 
     return build_machine(options, matrices)
 
 
+def has_gpu(cls: NodeClass) -> bool:
+    """Its nodes have an NVIDIA GPU, read or not: a node set aside for an unmapped GRES type or a
+    missing driver still has one, so it still makes its platform a GPU platform."""
+    if cls.machine is not None:
+        return bool(cls.machine.gpus)
+    return bool(cls.gpus or cls.compute_capabilities) or (cls.problem is not None and cls.problem != NO_GPU)
+
+
 def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> list[ClassAnswer]:
-    # Where a platform has GPU nodes, its nodes without a GPU are left out; a platform of CPU
-    # nodes (macOS laptops beside Linux GPU servers) is solved as such.
-    gpu_platforms = {(c.os, c.arch) for c in classes if not c.problem and (c.gpus or c.compute_capabilities or (c.machine is not None and c.machine.gpus))}
+    # Where an operating system has GPU nodes (even ones that cannot be read), its nodes without a
+    # GPU are left out: a login node must never decide a GPU cluster's answer (issue 23). An
+    # operating system of CPU nodes only (macOS laptops beside Linux GPU servers) is solved as such.
+    gpu_systems = {system(c.os) for c in classes if has_gpu(c)}
     answers = []
     for cls in classes:
-        gpu_fleet = (cls.os, cls.arch) in gpu_platforms
+        gpu_fleet = system(cls.os) in gpu_systems
         described = cls.machine is not None and bool(cls.machine.gpus or cls.machine.driver)
         cpu_node = not described and not cls.gpus and not cls.compute_capabilities and (cls.problem in (None, NO_GPU))
         if cls.problem and not (cpu_node and not gpu_fleet):
@@ -118,8 +137,13 @@ def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrice
 def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> FleetAnswer:
     answers = answer_classes(specs, classes, matrices, policy, python)
     usable = [a for a in answers if a.res is not None]
-    notes = [f"{a.cls.nodes} node(s) of class {a.cls.key} left out: {a.problem}" for a in answers if a.res is None and a.problem]
+    readings = dict.fromkeys(r for a in answers for r in a.cls.readings)
+    notes = list(readings) + [f"{a.cls.nodes} node(s) of class {a.cls.key} left out: {a.problem}" for a in answers if a.res is None and a.problem]
     fleet, why_none = common_answer(specs, usable, matrices, policy)
+    unplaced = [a for a in answers if a.res is None and a.problem != NO_GPU]
+    if not usable and unplaced:
+        problems = "; ".join(dict.fromkeys(a.problem or "" for a in unplaced))
+        why_none = f"no GPU node could be placed ({sum(a.cls.nodes for a in unplaced)} GPU node(s) left out: {problems})"
     pools: dict[str, Optional[Resolution]] = {}
     names = sorted({p for a in usable for p in a.cls.pools})
     if len(names) > 1:
