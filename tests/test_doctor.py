@@ -5,6 +5,7 @@ real machines; fake environments are built by doctor_env."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -47,6 +48,9 @@ def _quiet_machine(monkeypatch, tmp_path):
         return real(cmd, timeout)
 
     monkeypatch.setattr(detect, "run_command", run)
+    # Nor the driver's kernel module: a GPU host's /proc/driver/nvidia/version would name a driver
+    # the fake nvidia-smi outputs do not.
+    monkeypatch.setitem(detect.read_driver.__kwdefaults__, "proc_version", tmp_path / "no-proc" / "version")
 
 
 @pytest.fixture
@@ -588,9 +592,10 @@ def test_dr050_reinstalls_the_wheel_whose_files_are_gone(env):
 
 
 def test_dr032_keeps_the_installed_version(env):
-    env.dist("onnxruntime", "1.20.1").dist("onnxruntime-gpu", "1.20.1")
+    # 1.20.0: a release the data knows (the resolver keeps an installed version only where it has a build that runs here)
+    env.dist("onnxruntime", "1.20.0").dist("onnxruntime-gpu", "1.20.0")
     dr032 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR032")
-    assert dr032["commands"][-1].endswith("pip install onnxruntime-gpu==1.20.1")
+    assert dr032["commands"][-1].endswith("pip install onnxruntime-gpu==1.20.0")
 
 
 def test_two_cuda_majors_with_onnxruntime(env):
@@ -618,3 +623,170 @@ def test_import_failure_is_an_error(env):
 def test_timeout_must_be_positive(env):
     result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), "--import", "--timeout", "0"])
     assert result.exit_code == 2
+
+
+# -- issue 23, item 4: CPU onnxruntime, fixes from the resolver, an nvidia-smi that says nothing usable ----
+
+V100_470 = [*LINUX, "--driver", "470.82.01", "--gpu", "Tesla V100-SXM2-16GB"]  # CUDA 11 only
+V100_418 = [*LINUX, "--driver", "418.87.01", "--gpu", "Tesla V100-SXM2-16GB"]  # no onnxruntime-gpu runs
+MACOS = ["--os", "macos", "--arch", "aarch64"]
+
+
+def resolved(*args: str) -> list[str]:
+    """What `cudafit resolve` installs (pip's arguments, one command a line): the source a fix must agree with."""
+    result = CliRunner().invoke(main, ["resolve", *args, "--python", PY], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("install:\n", 1)[1].split("why:", 1)[0].splitlines()
+    return [line.strip().removeprefix("pip install ") for line in lines if line.strip()]
+
+
+def installs(commands: list[str]) -> list[str]:
+    return [c.split(" -m pip install ", 1)[1] for c in commands if " -m pip install " in c]
+
+
+def findings_of(env: FakeEnv, *machine: str) -> list[dict]:
+    return json.loads(doctor(env, *machine).stdout)["findings"]
+
+
+def test_cpu_onnxruntime_beside_a_gpu_is_dr010(env):
+    env.dist("onnxruntime", "1.26.0")
+    result = doctor(env, *H100_580)
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert [(b["name"], b["version"], b["kind"]) for b in data["environment"]["frameworks"]] == [("onnxruntime", "1.26.0", "cpu")]
+    dr010 = [f for f in data["findings"] if f["code"] == "DR010"]
+    assert len(dr010) == 1 and "onnxruntime 1.26.0" in dr010[0]["message"] and "H100" in dr010[0]["message"]
+    assert "onnxruntime-gpu" in dr010[0]["fix"] and "same release" in dr010[0]["fix"]
+    # onnxruntime goes first: both install the onnxruntime module, and pip removing it later would take onnxruntime-gpu's files.
+    assert dr010[0]["commands"][0] == f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime"
+    assert installs(dr010[0]["commands"]) == resolved("onnxruntime-gpu==1.26.0", *H100_580)
+
+
+def test_cpu_onnxruntime_whose_release_cannot_run_gets_the_resolvers_build(env):
+    env.dist("onnxruntime", "1.26.0")
+    dr010 = next(f for f in findings_of(env, *V100_470) if f["code"] == "DR010")
+    assert "that runs here" in dr010["fix"]
+    assert installs(dr010["commands"]) == resolved("onnxruntime-gpu", *V100_470)
+    assert not any("==1.26.0" in c for c in installs(dr010["commands"]))
+
+
+@pytest.mark.parametrize("machine", [NO_DRIVER, MACOS, V100_418], ids=["no-driver", "macos", "no-gpu-build-runs"])
+def test_cpu_onnxruntime_where_it_is_the_right_build(env, machine):
+    env.dist("onnxruntime", "1.26.0")
+    result = doctor(env, *machine)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["findings"] == []
+
+
+def test_every_fix_that_installs_onnxruntime_gpu_removes_onnxruntime_first(env):
+    env.torch("2.9.0+cpu", None).dist("onnxruntime", "1.26.0")
+    findings = findings_of(env, *H100_580)
+    assert sorted(f["message"].split(" ")[0] for f in findings if f["code"] == "DR010") == ["onnxruntime", "torch"]
+    for f in findings:
+        if any("onnxruntime-gpu" in c for c in installs(f["commands"])):
+            assert f["commands"][0] == f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime", f
+
+
+def test_dr032_never_reinstalls_a_build_another_finding_says_cannot_run(env):
+    """Before: DR032 said `pip install onnxruntime-gpu==1.26.0`, the build DR020 says needs driver 525."""
+    env.dist("onnxruntime", "1.26.0").dist("onnxruntime-gpu", "1.26.0")
+    findings = findings_of(env, *V100_470)
+    dr020 = next(f for f in findings if f["code"] == "DR020")
+    assert dr020["message"].startswith("onnxruntime-gpu 1.26.0 ")
+    dr032 = next(f for f in findings if f["code"] == "DR032")
+    assert dr032["commands"][0] == f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime onnxruntime-gpu"
+    assert installs(dr032["commands"]) == resolved("onnxruntime-gpu", *V100_470)
+    for f in findings:
+        assert not any(re.search(r"onnxruntime-gpu(\[[^]]*\])?==1\.26\.0\b", c) for c in installs(f["commands"])), f
+
+
+def _driver_codes(findings: list[dict]) -> list[str]:
+    return [f["code"] for f in findings if f["code"] in ("DR001", "DR002", "DR003")]
+
+
+@pytest.mark.parametrize(
+    "case, said",
+    [
+        ("garbled", "nvidia-smi output line 1: expected 4 comma-separated fields"),
+        ("garbled-driver", "nvidia-smi output line 1: driver_version '[Unknown Error]' is not a version"),
+    ],
+)
+@pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
+def test_nvidia_smi_garbage_is_a_driver_finding_in_doctor(env, fake_smi, case, said, build):
+    if build == "cuda":
+        env.torch("2.9.0+cu128", "12.8")
+    elif build == "cpu":
+        env.torch("2.9.0+cpu", None)
+    fake_smi(case)
+    result = doctor(env, *LINUX)
+    assert result.exit_code == 1, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert _driver_codes(findings) == ["DR002"]
+    dr002 = next(f for f in findings if f["code"] == "DR002")
+    assert said in dr002["message"] and "cannot read" in dr002["message"] and dr002["severity"] == "error"
+    text = doctor(env, *LINUX, fmt="").stdout
+    assert "driver did not answer" in text.splitlines()[0]
+    # detect and resolve still refuse to answer from it.
+    for command in (["detect"], ["resolve", "torch", "--python", PY]):
+        refused = CliRunner().invoke(main, [*command, *LINUX])
+        assert refused.exit_code == 2 and said in refused.stderr and "Traceback" not in refused.output
+
+
+def test_nvidia_smi_garbage_with_the_kernel_module_loaded(env, fake_smi, tmp_path, monkeypatch):
+    proc = tmp_path / "proc-version"
+    proc.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (dvs-builder@U16-I3-B03-4-3)\n")
+    monkeypatch.setitem(detect.read_driver.__kwdefaults__, "proc_version", proc)
+    env.torch("2.9.0+cu128", "12.8")
+    fake_smi("garbled")
+    result = doctor(env, *LINUX, fmt="")
+    assert result.exit_code == 1
+    assert "driver 550.54.14" in result.stdout.splitlines()[0]
+    assert _driver_codes(findings_of(env, *LINUX)) == ["DR002"]
+
+
+@pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
+def test_no_devices_is_one_story(env, fake_smi, build):
+    if build == "cuda":
+        env.torch("2.9.0+cu128", "12.8")
+    elif build == "cpu":
+        env.torch("2.9.0+cpu", None)
+    fake_smi("no-devices")
+    result = doctor(env, *LINUX, fmt="")
+    assert result.exit_code == 1, result.output
+    machine_line = result.stdout.splitlines()[0]
+    # nvidia-smi got an answer from the driver (NVML started) and it named no GPU: not "did not answer", not "no driver".
+    assert "did not answer" not in machine_line and "no NVIDIA driver" not in machine_line and "no GPU" in machine_line
+    assert _driver_codes(findings_of(env, *LINUX)) == ["DR003"]
+    assert CliRunner().invoke(main, ["detect", *LINUX, "--python", PY]).exit_code == 0
+
+
+@pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
+def test_nvidia_smi_absent_and_printing_nothing_both_mean_no_driver(env, fake_smi, tmp_path, monkeypatch, build):
+    if build == "cuda":
+        env.torch("2.9.0+cu128", "12.8")
+    elif build == "cpu":
+        env.torch("2.9.0+cpu", None)
+    bare = tmp_path / "bare-bin"
+    bare.mkdir()
+    monkeypatch.setenv("PATH", str(bare))  # no nvidia-smi anywhere, not even the host's
+    seen = {}
+    for how in ("absent", "silent"):
+        if how == "silent":
+            fake_smi("empty-output")
+        result = doctor(env, *LINUX)
+        text = doctor(env, *LINUX, fmt="").stdout
+        detected = CliRunner().invoke(main, ["detect", "--json", *LINUX, "--python", PY])
+        assert detected.exit_code == 0, detected.output
+        seen[how] = (result.exit_code, json.loads(result.stdout)["findings"], text.splitlines()[0], json.loads(detected.stdout)["driver"])
+    assert seen["absent"] == seen["silent"]
+    exit_code, findings, machine_line, driver = seen["silent"]
+    assert "no NVIDIA driver" in machine_line and driver is None
+    assert _driver_codes(findings) == (["DR001"] if build == "cuda" else [])
+    assert exit_code == (1 if build == "cuda" else 0)
+
+
+def test_dr032_where_no_onnxruntime_gpu_runs_installs_nothing(env):
+    env.dist("onnxruntime", "1.26.0").dist("onnxruntime-gpu", "1.26.0")
+    dr032 = next(f for f in findings_of(env, *V100_418) if f["code"] == "DR032")
+    assert f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime onnxruntime-gpu" in dr032["fix"]
+    assert installs(dr032["commands"]) == [] and dr032["commands"][0].startswith("cudafit resolve onnxruntime-gpu ")

@@ -247,3 +247,64 @@ def test_mac_without_version_says_what_the_wheels_need():
 def test_apple_silicon_before_macos_11_is_exit_2():
     result = CliRunner().invoke(main, ["resolve", "jax", "--os", "macos", "--arch", "arm64", "--python", "3.12", "--macos", "10.15"])
     assert result.exit_code == 2 and "Apple silicon Macs run macOS 11 or later" in result.stderr
+
+
+# --- issue 23, item 9: what users saw ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["99.0", "20", "16.1", "25.0"])
+def test_a_macos_that_never_existed_is_named_so(text):
+    """macOS went from 15 to 26; 16-25 and anything past this year's release never existed."""
+    from cudafit.machine import check_macos
+
+    with pytest.raises(InputError, match="no such macOS version"):
+        check_macos(text)
+
+
+def test_jetson_describes_linux_aarch64_on_any_host(matrices):
+    machine = build_machine(MachineOptions(jetson=True, python="3.12"), matrices, reader=lambda *_a, **_k: None)
+    assert (machine.os, machine.arch, machine.jetson) == ("linux", "aarch64", True)
+
+
+def test_jetson_cpu_asks_nothing_of_the_driver():
+    result = cli("resolve", "torch", "--jetson", "--cpu", "--python", "3.12")
+    assert result.exit_code == 0, result.output
+    said = result.output.partition("warnings:")[2]
+    assert "driver not given" not in said and "GPU not given" not in said
+    with_gpu = cli("resolve", "torch", "--jetson", "--python", "3.12")
+    assert "driver not given (--driver)" in with_gpu.output
+
+
+def test_a_macos_answer_shows_the_version_pip_shows():
+    result = cli("resolve", "torch", "--os", "macos", "--arch", "arm64", "--python", "3.12")
+    assert result.exit_code == 0, result.output
+    assert "+cpu" not in result.output and "chose torch" in result.output
+
+
+@pytest.mark.parametrize("spec, package", [("tensorflow", "tensorflow "), ("onnxruntime-gpu==1.24.1", "onnxruntime-gpu ")])
+def test_a_no_sass_warning_names_its_package(spec, package):
+    """An RTX 5090 (sm_120) runs these builds only through PTX JIT: the warning says whose build."""
+    result = cli("resolve", spec, *_merge(BASE, ["--driver", "580.65.06", "--gpu", "NVIDIA GeForce RTX 5090"]))
+    jit = [line for line in result.output.splitlines() if "no SASS for this GPU" in line]
+    assert jit and all(package in line for line in jit), result.output
+
+
+def test_gpus_columns_line_up_whatever_the_pattern():
+    """The widths are the whole table's: rows of different queries put together still align."""
+    import re
+
+    rows = [line for pattern in ("4090", "A100", "GTX 1080", "B200") for line in cli("gpus", pattern).output.splitlines()]
+    ends = {re.search(r"\s(\d+\.\d)\s", row).end(1) for row in rows}  # type: ignore[union-attr]
+    assert len(rows) > 6 and len(ends) == 1, rows
+
+
+def test_detect_env_lists_that_environments_frameworks(tmp_path):
+    import venv
+
+    venv.create(tmp_path / "env", with_pip=False)
+    sites = list((tmp_path / "env").glob("lib/python3*/site-packages")) or [tmp_path / "env" / "Lib" / "site-packages"]
+    (sites[0] / "torch-2.5.1+cu124.dist-info").mkdir(parents=True)
+    result = cli("detect", "--env", str(tmp_path / "env"), "--json")
+    assert result.exit_code == 0, result.output
+    assert {"name": "torch", "version": "2.5.1+cu124"} in json.loads(result.stdout)["frameworks"]
+    assert cli("detect", "--env", str(tmp_path / "nothing")).exit_code == 2

@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
-from packaging.version import InvalidVersion, Version
-
 from cudafit.errors import InputError
 from cudafit.records import GpuInfo, parse_cc
 
@@ -61,6 +59,11 @@ _DRIVER_RE = re.compile(r"(?:Driver|KMD) Version\s*:\s*([0-9]+(?:\.[0-9]+){1,2})
 _CUDA_RE = re.compile(r"CUDA(?: UMD| Driver)? Version\s*:\s*([0-9]+\.[0-9]+)")
 _PROC_RE = re.compile(r"NVRM version:.*?\s([0-9]{3,}\.[0-9]+(?:\.[0-9]+)?)\s")
 _NA = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", ""}
+# Every NVIDIA driver branch since CUDA began has a 3-digit major (the shape machine.parse_driver
+# accepts): anything else where the version belongs is not a driver's answer.
+_DRIVER_VERSION = re.compile(r"\d{3,}\.\d+(?:\.\d+)?", re.ASCII)
+# The warning a non-strict reading gives for output it cannot parse (doctor's DR002 names it).
+UNREADABLE = "nvidia-smi printed output cudafit cannot read"
 
 
 def parse_banner(text: str) -> tuple[Optional[str], Optional[str]]:
@@ -104,10 +107,8 @@ def parse_query(text: str, with_cc: bool, source: str = "nvidia-smi") -> tuple[O
                 raise InputError(f"{source} output line {lineno}: memory.total {cols[-2]!r} is not a number of MiB")
             memory = int(mem_text)
         driver = cols[-1]
-        try:
-            Version(driver)
-        except InvalidVersion:
-            raise InputError(f"{source} output line {lineno}: driver_version {driver!r} is not a version") from None
+        if not _DRIVER_VERSION.fullmatch(driver):
+            raise InputError(f"{source} output line {lineno}: driver_version {driver!r} is not a version like 535.104.05")
         drivers.add(driver)
         gpus.append(GpuInfo(name=name or None, compute_capability=cc, memory_mib=memory))
     return (sorted(drivers)[0] if drivers else None), tuple(gpus)
@@ -140,7 +141,12 @@ def read_driver(
     candidates: Optional[list[str]] = None,
     proc_version: Path = Path("/proc/driver/nvidia/version"),
     want_banner: bool = True,
+    strict: bool = True,
 ) -> DriverReading:
+    """What nvidia-smi (else the kernel module's version file) says. Output that does not parse is
+    an InputError naming line and value when `strict` (detect and resolve refuse to answer from
+    it); otherwise a warning starting with UNREADABLE, GPUs unknown (doctor reports a driver in
+    that state)."""
     warnings: list[str] = []
     smi = candidates if candidates is not None else nvidia_smi_candidates(os_name)
     proc_driver = None
@@ -149,9 +155,7 @@ def read_driver(
     except OSError:
         pass
     if not smi:
-        if proc_driver:
-            return DriverReading(proc_driver, True, (), False, None, (f"NVIDIA driver {proc_driver} is loaded but nvidia-smi was not found; GPUs unknown",))
-        return DriverReading(None, True, (), True, None, ())
+        return _without_nvidia_smi(proc_driver, "nvidia-smi was not found", said=False)
     exe = smi[0]
     result = run([exe, f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"], TIMEOUT_S)
     with_cc = True
@@ -171,7 +175,16 @@ def read_driver(
         first = output.strip().splitlines()[0] if output.strip() else f"exit code {result.returncode}"
         warnings.append(f"nvidia-smi failed: {first}; GPUs unknown")
         return DriverReading(proc_driver, proc_driver is not None, (), False, None, tuple(warnings))
-    driver, gpus = parse_query(result.stdout, with_cc)
+    if not result.stdout.strip():
+        # A real nvidia-smi always prints a line per GPU or "No devices were found"; one that prints
+        # nothing (a stub left in an image) says no more than a missing one, and reads the same.
+        return _without_nvidia_smi(proc_driver, f"{exe} printed nothing", said=True)
+    try:
+        driver, gpus = parse_query(result.stdout, with_cc)
+    except InputError as exc:
+        if strict:
+            raise
+        return DriverReading(proc_driver, proc_driver is not None, (), False, None, (f"{UNREADABLE} ({exc}); GPUs unknown",))
     if not gpus:
         return DriverReading(driver or proc_driver, True, (), True, None, ("nvidia-smi reports no NVIDIA GPU",))
     cuda = None
@@ -180,6 +193,14 @@ def read_driver(
         if banner.returncode == 0:
             cuda = parse_banner(banner.stdout)[1]
     return DriverReading(driver, True, gpus, True, cuda, tuple(warnings))
+
+
+def _without_nvidia_smi(proc_driver: Optional[str], why: str, *, said: bool) -> DriverReading:
+    """No answer from nvidia-smi: the kernel module's version where it is loaded, else no driver
+    (`said`: with a warning saying why, where the absence is not the plain case)."""
+    if proc_driver:
+        return DriverReading(proc_driver, True, (), False, None, (f"NVIDIA driver {proc_driver} is loaded but {why}; GPUs unknown",))
+    return DriverReading(None, True, (), True, None, (f"{why}: read as no NVIDIA driver",) if said else ())
 
 
 # --- OS, arch, Jetson -------------------------------------------------------------------------

@@ -47,9 +47,9 @@ def notes(
     candidate: Candidate, chosen: list[Candidate], offered_here: list[Candidate], spec_text: str, rejections: list[Rejection], clashes: dict[tuple, Clash]
 ) -> list[str]:
     """Why this build: what it was chosen for, and why each build ranked above it was not taken."""
-    earlier = [c.label for c in chosen[: chosen.index(candidate)]]
+    earlier = [c.shown for c in chosen[: chosen.index(candidate)]]
     fit = f" that fits {', '.join(earlier)}" if earlier else ""
-    lines = [f"chose {candidate.label}: the newest release matching '{spec_text}' with a build that runs here{fit}; " + "; ".join(candidate.why)]
+    lines = [f"chose {candidate.shown}: the newest release matching '{spec_text}' with a build that runs here{fit}; " + "; ".join(candidate.why)]
     lines += ruled_out(candidate, rejections)
     removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
     grouped_clashes: dict[str, list[str]] = {}
@@ -94,7 +94,7 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
 
     chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
     if chosen:
-        return [f"{chosen[0].label} is part of the answer" + facts(chosen[0])]
+        return [f"{chosen[0].shown} is part of the answer" + facts(chosen[0])]
     lines = [
         f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
         for r in res.rejections

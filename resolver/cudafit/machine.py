@@ -9,13 +9,14 @@ import os
 import platform
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, suggest_gpus
-from cudafit.records import GpuInfo, Machine, Matrices, Toolkit, driver_key, parse_cc
+from cudafit.records import DRIVER_NOT_GIVEN, GPU_NOT_GIVEN, GpuInfo, Machine, Matrices, Toolkit, driver_key, parse_cc
 
 if TYPE_CHECKING:
     from cudafit.detect import DriverReading
@@ -41,6 +42,7 @@ class MachineOptions(NamedTuple):
     jetson: bool = False
     detect_extras: bool = False  # toolkits and frameworks (only `detect` and `doctor` need them)
     macos: Optional[str] = None  # --macos X.Y
+    env_prefix: Optional[str] = None  # detect --env: the environment whose frameworks are listed
 
     @property
     def describes_gpus(self) -> bool:
@@ -175,11 +177,18 @@ _MACOS = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?(?:\.\d+)?$", re.ASCII)
 
 
 def check_macos(text: str) -> str:
-    """'13.6' (or '13', '13.6.1') -> '13.6'; macOS versions since 11 count 11, 12, ... 26."""
+    """'13.6' (or '13', '13.6.1') -> '13.6'. macOS counted 10.x, then 11 to 15, then took the
+    number of the year after its release (26 came out in 2025): no other major exists."""
+    import datetime
+
     match = _MACOS.match(text.strip())
-    if not match or not 10 <= int(match.group(1)) <= 40:
+    if not match:
         raise InputError(f"--macos {text!r}: expected a macOS version like 14.5")
-    return f"{int(match.group(1))}.{int(match.group(2) or 0)}"
+    major = int(match.group(1))
+    newest = datetime.date.today().year - 2000 + 1  # this year's release at the latest
+    if not (10 <= major <= 15 or 26 <= major <= newest):
+        raise InputError(f"--macos {text!r}: no such macOS version (10.x to 15, then 26 to {newest})")
+    return f"{major}.{int(match.group(2) or 0)}"
 
 
 def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
@@ -205,9 +214,9 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
     if opts.macos and arch == "aarch64" and int(opts.macos.split(".")[0]) < 11:
         raise InputError(f"--macos {opts.macos} with {arch_said}: Apple silicon Macs run macOS 11 or later")
     if opts.jetson:
-        if os_name != "linux":
+        if opts.os and os_name != "linux":
             raise InputError(f"--jetson with {os_said}: Jetson boards run Linux (Jetson Linux, L4T)")
-        if arch is not None and arch != "aarch64":
+        if opts.arch and arch is not None and arch != "aarch64":
             raise InputError(f"--jetson with {arch_said}: Jetson boards are aarch64")
 
 
@@ -259,8 +268,9 @@ def _this_macos() -> Optional[str]:
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[Callable[..., DriverReading]] = None) -> Machine:
     """The Machine of a description, reading this one for what it leaves out (the driver with
     `reader`, by default detect.read_driver). A machine described whole imports no detection code."""
-    os_name = check_os(opts.os) if opts.os else _this_os()
-    arch = check_arch(opts.arch) if opts.arch else normalize_arch(platform.machine())
+    # --jetson says the rest: a Jetson runs Linux on aarch64, whatever machine describes it
+    os_name = check_os(opts.os) if opts.os else "linux" if opts.jetson else _this_os()
+    arch = check_arch(opts.arch) if opts.arch else "aarch64" if opts.jetson else normalize_arch(platform.machine())
     python = check_python(opts.python, matrices) if opts.python else _this_python()
     macos = check_macos(opts.macos) if opts.macos else (_this_macos() if os_name == "macos" and not opts.os else None)
     check_contradictions(opts, os_name, arch)
@@ -298,9 +308,9 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         if driver_known and driver is None and gpus:
             warnings.append("--driver none with a GPU: no NVIDIA driver means no CUDA build can run")
         if not driver_known:
-            warnings.append("driver not given (--driver): the driver requirement is stated, not checked")
+            warnings.append(DRIVER_NOT_GIVEN)
         if not gpus_known:
-            warnings.append("GPU not given (--gpu/--compute-capability): GPU architecture not checked")
+            warnings.append(GPU_NOT_GIVEN)
         return Machine(
             os=os_name,
             arch=arch,
@@ -343,7 +353,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         from cudafit.toolkits import find_toolkits
 
         extras["toolkits"] = tuple({"version": t.version, "path": str(t.root)} for t in find_toolkits(os.environ))
-        installed = detect.installed_distributions(detect.target_prefix())
+        installed = detect.installed_distributions(Path(opts.env_prefix) if opts.env_prefix else detect.target_prefix())
         extras["frameworks"] = tuple({"name": name, "version": installed[name]} for name in detect.FRAMEWORKS if name in installed)
     return Machine(
         os=os_name,

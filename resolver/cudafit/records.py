@@ -330,6 +330,9 @@ class PackagePin(NamedTuple):
 # Rejection causes the solver acts on (the wording stays in `reason`; nothing reads that text).
 VERSION_SPEC = "version-spec"  # the release's version does not satisfy the spec
 CPU_BESIDE_GPU = "cpu-beside-gpu"  # a CPU build exists, but a GPU is here: --cpu would take it
+# A described machine's unknowns, said as warnings; a CPU build asks neither, so --cpu drops them.
+DRIVER_NOT_GIVEN = "driver not given (--driver): the driver requirement is stated, not checked"
+GPU_NOT_GIVEN = "GPU not given (--gpu/--compute-capability): GPU architecture not checked"
 
 
 class Rejection(NamedTuple):
@@ -399,6 +402,14 @@ class Candidate(NamedTuple):
     @property
     def label(self) -> str:
         return f"{self.family} {self.version}+{self.tag}"
+
+    @property
+    def shown(self) -> str:
+        """The build as a user meets it: a CPU build pip installs without a local tag (PyPI's on
+        macOS and Windows) is `torch 2.15.0 (CPU)`, never a `+cpu` that pip never shows."""
+        if self.kind == "cpu" and self.packages and not any(p.local for p in self.packages):
+            return f"{self.family} {self.version} (CPU)"
+        return self.label
 
 
 class FloorAnswer(NamedTuple):

@@ -23,7 +23,21 @@ from packaging.version import InvalidVersion, Version
 from cudafit import explain, pins, rules
 from cudafit.errors import InputError
 from cudafit.frameworks import BY_FAMILY, BY_MEMBER, DEFAULT_SPEC, KNOWN, release_of
-from cudafit.records import CPU_BESIDE_GPU, BuildClash, Candidate, Clash, FloorAnswer, Machine, Matrices, Policy, Rejection, Resolution, driver_key
+from cudafit.records import (
+    CPU_BESIDE_GPU,
+    DRIVER_NOT_GIVEN,
+    GPU_NOT_GIVEN,
+    BuildClash,
+    Candidate,
+    Clash,
+    FloorAnswer,
+    Machine,
+    Matrices,
+    Policy,
+    Rejection,
+    Resolution,
+    driver_key,
+)
 
 
 def parse_specs(
@@ -252,8 +266,9 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         offered.append((family, accepted))
         rejections.extend(rejected)
 
-    machine_problems = list(machine.warnings)
-    if not machine.driver_known:
+    # A CPU build asks nothing of the driver or the GPU: their being unknown is no warning then.
+    machine_problems = [w for w in machine.warnings if not (policy.cpu and w in (DRIVER_NOT_GIVEN, GPU_NOT_GIVEN))]
+    if not machine.driver_known and not policy.cpu:
         machine_problems.extend(rules.gpu_driver_needs(matrices, machine))
     pruned, joint = _arc_consistent(offered, policy)
     chosen = _search(pruned, [], policy)

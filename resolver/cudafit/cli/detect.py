@@ -12,12 +12,20 @@ from cudafit.machine import MachineOptions
 
 @click.command()
 @machine_options
+@click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one): its Python and frameworks.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def detect(described: MachineOptions, as_json):
+def detect(described: MachineOptions, env, as_json):
     """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
     from cudafit.machine import build_machine, machine_json
 
     matrices = load_matrices()
+    if env is not None:
+        from cudafit.detect import interpreter_version, python_of_prefix
+        from cudafit.install import find_target
+
+        target = find_target(env)
+        python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
+        described = described._replace(env_prefix=str(target.prefix), python=described.python or python)
     machine = build_machine(described._replace(detect_extras=True), matrices)
     data = machine_json(machine, full=True)
     if as_json:

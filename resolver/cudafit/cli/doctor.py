@@ -22,7 +22,7 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
 
     from cudafit.detect import interpreter_version, python_of_prefix
     from cudafit.doctor.environment import read_environment
-    from cudafit.doctor.runner import diagnose, report_json, report_text
+    from cudafit.doctor.runner import diagnose, read_driver, report_json, report_text
     from cudafit.errors import InputError
     from cudafit.install import find_target
     from cudafit.machine import build_machine, machine_json
@@ -33,7 +33,7 @@ def doctor(described: MachineOptions, env, as_json, confirm, timeout):
     python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
     if described.python and python and described.python != python:
         raise InputError(f"--python {described.python}: the environment ({target.prefix}) runs Python {python}; doctor reads the environment as it is")
-    machine = build_machine(described._replace(python=described.python or python), matrices)
+    machine = build_machine(described._replace(python=described.python or python), matrices, reader=read_driver)
     environment = read_environment(target.prefix, target.python, python=python or described.python)
     report = diagnose(environment, machine, matrices, environ=os.environ, toolkits=find_toolkits(os.environ))
     if confirm:

@@ -26,10 +26,12 @@ def gpus_command(pattern: Optional[str], as_json: bool):
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     elif rows:
-        width = max(len(str(r["name"])) for r in rows)
+        # Widths of the whole table, not of the rows shown: every query lines up the same way.
+        width = max(len(model.name) for model in matrices.gpus.values())
+        arch_width = max(len("unknown"), *(len(a.name) for a in matrices.architectures))
         for r in rows:
             memory = f"{r['memory_gb']:g} GB" if r["memory_gb"] else ""
-            click.echo(f"{r['name']:<{width}}  {r['compute_capability']:>5}  {r['architecture'] or 'unknown':<12}  {memory}".rstrip())
+            click.echo(f"{r['name']:<{width}}  {r['compute_capability']:>5}  {r['architecture'] or 'unknown':<{arch_width}}  {memory}".rstrip())
     if not rows:
         click.echo(f"cudafit: no known GPU matches {pattern!r}; `cudafit gpus` lists them all", err=True)
         return 1

@@ -13,9 +13,9 @@ from typing import Callable, Mapping, NamedTuple, Optional
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudafit import rules
+from cudafit import detect, rules
 from cudafit.doctor.environment import requirements_for
-from cudafit.doctor.fixes import Repair, machine_args
+from cudafit.doctor.fixes import ORT_GPU, Repair, gpu_here, machine_args
 from cudafit.doctor.libraries import DRIVER_LIBRARY, LoadReport
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
 from cudafit.records import Build, Machine, Matrices
@@ -125,6 +125,11 @@ def cuda_major(ctx: Context, build: InstalledBuild) -> Optional[str]:
 # --- 1. the driver and the GPUs ---------------------------------------------------------------
 
 
+def lists_no_gpu(m: Machine) -> bool:
+    """nvidia-smi answered, and named no GPU ("No devices were found")."""
+    return any("reports no NVIDIA GPU" in w for w in m.warnings)
+
+
 def driver_and_gpus(ctx: Context) -> list[Finding]:
     m = ctx.machine
     if m.os == "macos":
@@ -132,8 +137,21 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
     out = []
     cuda = _cuda_builds(ctx)
     names = ", ".join(b.label for b in cuda)
-    no_gpu = any("reports no NVIDIA GPU" in w for w in m.warnings)
-    if no_gpu or (m.driver is not None and m.gpus_known and not m.gpus):
+    no_gpu = lists_no_gpu(m)
+    unreadable = next((w for w in m.warnings if w.startswith(detect.UNREADABLE)), None)
+    if unreadable is not None:
+        # Garbage where the driver's answer belongs is a fact about the driver (exit 1), the one
+        # story doctor tells about it; detect and resolve refuse to answer from it (exit 2).
+        out.append(
+            finding(
+                "DR002",
+                f"The NVIDIA driver gives no usable answer: {unreadable.removesuffix('; GPUs unknown')}. "
+                "Which GPU this is, and whether any framework can use it, is unknown until nvidia-smi reads cleanly.",
+                "Run nvidia-smi yourself: errors in its fields (such as [Unknown Error]) mean a driver in a bad state, "
+                "or an nvidia-smi of another driver install; reboot, and if that does not help, reinstall the NVIDIA driver.",
+            )
+        )
+    elif no_gpu or (m.driver is not None and m.gpus_known and not m.gpus):
         out.append(
             finding(
                 "DR003",
@@ -179,21 +197,24 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
 
 def cpu_builds(ctx: Context) -> list[Finding]:
     m = ctx.machine
-    if m.driver is None or not m.gpus or m.os == "macos":
+    if not gpu_here(m):
         return []
     out = []
     for build in ctx.env.builds:
         if build.kind != "cpu" or (build.family == "tensorflow" and _tf_windows_end(ctx) is not None and m.os == "windows"):
             continue
-        commands = ctx.repair.commands()
-        out.append(
-            finding(
-                "DR010",
-                f"{build.label} is a CPU-only build, so it will not use {_gpus(ctx)}.",
-                "Install the CUDA build of the same release:" if ctx.repair.keeps(build.family) else "Install a CUDA build that runs here:",
-                commands,
+        if not ctx.repair.replaces(build):
+            continue  # a CPU onnxruntime where no onnxruntime-gpu runs: the right package here
+        same = ctx.repair.keeps(build.family)
+        if build.family == ORT_GPU:
+            message = f"{build.label} is ONNX Runtime's CPU-only package, so it will not use {_gpus(ctx)}."
+            fix = "Remove it (onnxruntime-gpu, the CUDA build, installs the same onnxruntime module) and install " + (
+                "onnxruntime-gpu of the same release:" if same else "the onnxruntime-gpu build that runs here:"
             )
-        )
+        else:
+            message = f"{build.label} is a CPU-only build, so it will not use {_gpus(ctx)}."
+            fix = "Install the CUDA build of the same release:" if same else "Install a CUDA build that runs here:"
+        out.append(finding("DR010", message, fix, ctx.repair.commands()))
     tf = next((b for b in ctx.env.builds if b.family == "tensorflow" and b.kind == "cuda"), None)
     if tf is not None and m.os in ("linux", "wsl"):
         known = data_build(ctx, tf)
@@ -333,11 +354,13 @@ def cuda_stacks(ctx: Context) -> list[Finding]:
                 "DR032",
                 "onnxruntime and onnxruntime-gpu are both installed; they share one package folder, "
                 "so whichever was installed last wins and the CUDA provider may be gone.",
-                "Remove both and reinstall only onnxruntime-gpu:",
-                (
-                    f"{ctx.repair.python} -m pip uninstall -y onnxruntime onnxruntime-gpu",
-                    f"{ctx.repair.python} -m pip install onnxruntime-gpu=={ctx.env.distributions['onnxruntime-gpu'].version}",
-                ),
+                # The resolver's set, never the installed version as such: another finding may say it
+                # cannot run here (a driver too old for its CUDA, no kernels for the GPU).
+                "Remove both and install only the onnxruntime-gpu build the resolver picks for this machine:"
+                if ctx.repair.solved
+                else f"Remove both ({ctx.repair.python} -m pip uninstall -y onnxruntime onnxruntime-gpu); "
+                "no set with onnxruntime-gpu runs here, and this says why:",
+                ctx.repair.commands(),
             )
         )
     return out

@@ -271,10 +271,14 @@ def _jax(sites: list[Path], dists: dict[str, Distribution], problems: list[str],
 
 
 def _onnxruntime(sites: list[Path], dists: dict[str, Distribution], problems: list[str], python: Optional[str]) -> Optional[InstalledBuild]:
-    if "onnxruntime-gpu" not in dists:
+    dist = dists.get("onnxruntime-gpu") or dists.get("onnxruntime")
+    if dist is None:
         return None
-    dist = dists["onnxruntime-gpu"]
     provider = _package_file(sites, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    if dist.name == "onnxruntime" and provider is None:
+        # ONNX Runtime publishes its CPU and CUDA builds as two packages that install one module
+        # (https://onnxruntime.ai/docs/install/): `onnxruntime` without the CUDA provider is the CPU one.
+        return InstalledBuild("onnxruntime-gpu", dist.name, dist.version, "cpu", read_from=str(dist.path))
     if provider is None:
         # Windows ships a .dll, which has no ELF section to read: the data says which CUDA.
         return InstalledBuild("onnxruntime-gpu", dist.name, dist.version, "cuda", read_from=str(dist.path))

@@ -9,11 +9,18 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from cudafit.doctor.model import Environment
+from cudafit.doctor.model import Environment, InstalledBuild
 from cudafit.records import Machine, Matrices, Policy, Resolution
 
 # The companions a family's spec brings along when they are installed.
 _COMPANIONS = {"torch": ("torchvision", "torchaudio")}
+# ONNX Runtime's CUDA build is its own package; the CPU one (`onnxruntime`) installs the same module.
+ORT_GPU, ORT_CPU = "onnxruntime-gpu", "onnxruntime"
+
+
+def gpu_here(machine: Machine) -> bool:
+    """An NVIDIA GPU with its driver, where a CUDA build would use it."""
+    return machine.driver is not None and bool(machine.gpus) and machine.os != "macos"
 
 
 class Repair:
@@ -25,10 +32,30 @@ class Repair:
         self.matrices = matrices
         self.python = shlex.quote(env.interpreter) if env.interpreter else "python"
         self._solved: Optional[tuple[Optional[Resolution], frozenset[str]]] = None
+        self._runs: dict[str, bool] = {}
+
+    def runs(self, family: str) -> bool:
+        """Whether some build of `family` runs here, on its own (the resolver's word)."""
+        if family not in self._runs:
+            from cudafit.solve import resolve
+
+            self._runs[family] = resolve([family], self.machine, self.matrices, Policy()).ok
+        return self._runs[family]
+
+    def replaces(self, build: InstalledBuild) -> bool:
+        """Whether the repair swaps this installed build for the one the resolver picks. Every
+        build but a CPU onnxruntime: its CUDA build is another package, the right one only where
+        the machine has an NVIDIA GPU and some onnxruntime-gpu runs on it; elsewhere the CPU
+        package is the answer, and the resolver, which has no CPU ONNX Runtime, leaves it be."""
+        if build.family != ORT_GPU or build.kind != "cpu":
+            return True
+        return gpu_here(self.machine) and self.runs(ORT_GPU)
 
     def _specs(self, keep: frozenset[str]) -> list[str]:
         specs = []
         for build in (*self.env.builds, *self.env.libraries):
+            if not self.replaces(build):
+                continue
             try:
                 public = Version(build.version).public
             except InvalidVersion:
@@ -64,6 +91,10 @@ class Repair:
     def keeps(self, family: str) -> bool:
         return family in self.solve()[1]
 
+    @property
+    def solved(self) -> bool:
+        return self.solve()[0] is not None
+
     def commands(self) -> tuple[str, ...]:
         from cudafit.emit import install_groups
 
@@ -72,6 +103,13 @@ class Repair:
             # Nothing runs here: the resolve that says why, for this machine as doctor saw it.
             return (shlex.join(["cudafit", "resolve", *self._specs(frozenset()), *machine_args(self.machine)]),)
         out = []
+        if ORT_CPU in self.env.distributions and any(p.name == ORT_GPU for p in res.packages):
+            # Both packages install the onnxruntime module: pip would keep the CPU one's files
+            # beside (or over) the CUDA one's. Removing onnxruntime alone would take files
+            # onnxruntime-gpu shares, and pip would then call the damaged onnxruntime-gpu satisfied:
+            # both go, then the install.
+            gone = [ORT_CPU] + [ORT_GPU] * (ORT_GPU in self.env.distributions)
+            out.append(shlex.join([*shlex.split(self.python), "-m", "pip", "uninstall", "-y", *gone]))
         for group in install_groups(res):
             argv = [*shlex.split(self.python), "-m", "pip", "install", *group.options]
             if group.index_url:

@@ -86,12 +86,27 @@ def build_line(build) -> str:
     )
 
 
-def report_text(report: Report) -> str:
+def read_driver(os_name: str, **options) -> detect.DriverReading:
+    """nvidia-smi as doctor reads it: output that does not parse is a fact about the driver (DR002),
+    where detect and resolve take it as an input error (exit 2)."""
+    return detect.read_driver(os_name, strict=False, **options)
+
+
+def machine_line(machine: Machine) -> str:
     from cudafit.report import describe
 
+    said = describe(machine)
+    if checks.lists_no_gpu(machine):
+        # "No devices were found" is the driver's own answer (NVML started), without its version:
+        # not a driver that did not answer, as a version left unknown reads elsewhere.
+        said = said.replace("driver did not answer", "driver loaded (version not reported)") + ", no GPU"
+    return said
+
+
+def report_text(report: Report) -> str:
     env = report.env
-    lines = [f"machine: {describe(report.machine)}", f"environment: {env.prefix} (Python {env.python or 'unknown'})"]
-    lines += [f"  {build_line(b)}" for b in (*env.builds, *env.libraries)] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime GPU installed"]
+    lines = [f"machine: {machine_line(report.machine)}", f"environment: {env.prefix} (Python {env.python or 'unknown'})"]
+    lines += [f"  {build_line(b)}" for b in (*env.builds, *env.libraries)] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime installed"]
     for f in report.findings:
         lines.append("")
         lines.append(f"{f.code} {f.severity}: {f.message}")

@@ -36,6 +36,13 @@ def python_range(pythons: frozenset[str]) -> str:
 
 # Defaults of the provider protocol for a family of one member with no extras of its own to pair
 # (ONNX Runtime, the libraries built against torch): a provider assigns them by name.
+def named(label: str, warnings: Iterable[str]) -> list[str]:
+    """Warnings said beside other frameworks' own: each names whose it is ("tensorflow 2.20.0+cu12:
+    no SASS for this GPU ..."), unless it already begins with the package's name."""
+    family = label.split(" ", 1)[0].split("[", 1)[0]
+    return [w if w.startswith(family) else f"{label}: {w}" for w in warnings]
+
+
 def no_extras(matrices: Any) -> set[str]:
     return set()
 

@@ -13,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import screen
+from cudafit.frameworks.base import named, screen
 from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
 
 FAMILY = "jax"
@@ -173,7 +173,7 @@ def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matric
         if unverified or verdict.arch is None
         else verdict.arch.warning
     )
-    warnings = tuple(w for w in (verdict.driver.warning if verdict.driver else None, arch_warning) if w)
+    warnings = tuple(named(f"jax[{build.extra}] {release.version}", [w for w in (verdict.driver.warning if verdict.driver else None, arch_warning) if w]))
     if build.find_links:
         warnings += (f"jax[{build.extra}] {release.version} installs CUDA jaxlib wheels from JAX's find-links page",)
     tier = 2 if needs_jit else (1 if unverified else 0)

@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import extras_always_fit, implied_none, pairs_itself, rank_builds
+from cudafit.frameworks.base import extras_always_fit, implied_none, named, pairs_itself, rank_builds
 from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"
@@ -62,7 +62,7 @@ def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matric
     verdict = rules.judge_cuda_build(matrices, machine, cuda, build.sass, build.ptx, policy.strict_driver, driver_problem)
     if verdict.rejection:
         return reject(*verdict.rejection)
-    warnings = list(verdict.warnings)
+    warnings = named(f"{FAMILY} {release.version}+{build.tag}", verdict.warnings)
     if build.cudnn is None:
         warnings.append(f"cuDNN of {FAMILY} {release.version}+{build.tag} is unknown in cudafit's data")
     unverified = build.sass is None and any(g.compute_capability for g in machine.gpus)

@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
-from cudafit.frameworks.base import screen
+from cudafit.frameworks.base import named, screen
 from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
 
 FAMILY = "tensorflow"
@@ -144,7 +144,7 @@ def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, drive
     if verdict.rejection:
         return reject(*verdict.rejection)
     needs_jit = verdict.needs_jit
-    warnings = list(verdict.warnings)
+    warnings = named(f"{FAMILY} {release.version}+{build.tag}", verdict.warnings)
     extra: tuple[PackagePin, ...] = ()
     installed_cuda = build.cuda
     wheels_route = False
