@@ -291,7 +291,7 @@ def test_why_on_the_command_line_names_grades_and_sources(line_dir, monkeypatch)
     assert "torch 9.9.0+cu126: facts: build, SASS, PTX, cuDNN, pins measured (wheel)" in result.stdout
 
 
-def test_reported_existence_is_noted(line_dir):
+def test_reported_existence_is_in_why_not_a_warning(line_dir):
     path = line_dir / "pytorch" / "torch-9.9.toml"
     path.write_text(LINE.replace('[[build]]\ntag = "cpu"\nplatforms = ["linux-x86_64", "linux-aarch64"]\nsource = ["matrix"]\n\n'
                                  '[build.evidence]\nexists = { grade = "declared", source = ["matrix"] }',
@@ -301,4 +301,28 @@ def test_reported_existence_is_noted(line_dir):
     machine = build_machine(MachineOptions(driver="none", os="linux", arch="x86_64", python="3.12"), matrices, reader=_never_read)
     res = resolve(["torch"], machine, matrices, Policy())
     assert [p.requirement for p in res.packages] == ["torch==9.9.1+cpu"]
-    assert any("torch 9.9.1+cpu: that the index serves it only reported (report)" in w for w in res.warnings), res.warnings
+    # The grade is said where the answer's facts are (--why, JSON); a CPU build's reported
+    # existence changes no risk a warning could name (issue 24: warnings a user can act on).
+    assert any("build reported (report)" in n for n in res.notes), res.notes
+    assert not any("only reported" in w for w in res.warnings), res.warnings
+
+
+@pytest.mark.parametrize("gpu, driver", [
+    ("NVIDIA GeForce RTX 3090", "550.54.14"),
+    ("NVIDIA A100-SXM4-80GB", "535.104.05"),
+    ("NVIDIA H100 80GB HBM3", "580.65.06"),
+])
+def test_common_machines_get_an_answer_without_warnings(gpu, driver):
+    """Issue 24: a warning only where a weaker grade changes the risk; `resolve torch` on the
+    machines most users have says none (the grades stay in --why and JSON)."""
+    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", driver, "--gpu", gpu, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["warnings"] == []
+
+
+def test_reported_pins_are_a_warning_where_frameworks_share_them():
+    result = CliRunner().invoke(main, ["resolve", "torch", "tensorflow", "--os", "linux", "--arch", "x86_64", "--python", "3.12",
+                                       "--driver", "535.104.05", "--gpu", "NVIDIA A100-SXM4-80GB", "--json"])
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert any("nvidia-* pins only reported" in w and "the joint answer rests on them" in w for w in warnings), warnings

@@ -216,3 +216,21 @@ def conflicts(
     if not out:
         out.append("no combination of the frameworks' builds can share one environment")
     return out
+
+
+_JOINT_FACTS = {"pins": "nvidia-* pins", "cudnn": "cuDNN"}
+
+
+def joint_evidence(chosen: list[Candidate]) -> list[str]:
+    """Where frameworks share CUDA libraries, the answer rests on each one's pins and cuDNN: a
+    build whose are only reported says so (alone, those facts decide nothing)."""
+    if sum(1 for c in chosen if c.kind == "cuda") < 2:
+        return []
+    out = []
+    for c in chosen:
+        reported = [(fact, c.evidence[fact]) for fact in _JOINT_FACTS if fact in c.evidence and c.evidence[fact].grade == "reported"]
+        if reported:
+            sources = sorted({key for _f, ev in reported for key in ev.source})
+            what = " and ".join(_JOINT_FACTS[f] for f, _ev in reported)
+            out.append(f"{c.label}: its {what} only reported ({', '.join(sources)}); the joint answer rests on them")
+    return out

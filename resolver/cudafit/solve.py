@@ -302,6 +302,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
         spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
         notes += explain.notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
         warnings.extend(candidate.warnings)
+    warnings.extend(explain.joint_evidence(chosen))
     shared = pins.combined([c.pins for c in chosen])
     shared.update(_required_builds(chosen))
     if shared:

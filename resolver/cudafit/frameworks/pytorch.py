@@ -203,7 +203,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
             )
         else:
             why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
-        notes = _reported(release, variant)
+        notes = _reported(release, variant, machine)
         need = release.macos_min.get(machine.platform or "")
         if on_mac and not machine.macos and need:
             notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
@@ -251,7 +251,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
                 evidence_text(variant),
             )
     tier = 2 if needs_jit else (1 if unverified else 0)
-    warnings += _reported(release, variant)
+    warnings += _reported(release, variant, machine)
     if machine.driver_known:
         preference = -(variant.cuda.major * 1000 + variant.cuda.minor)
     else:
@@ -273,9 +273,14 @@ _FACT_WORDS = {
 }
 
 
-def _reported(release: TorchRelease, variant: Build) -> tuple[str, ...]:
-    """Reported facts are used like measured ones, but the answer says what it rests on."""
-    facts = [(fact, variant.evidence[fact]) for fact in _FACT_WORDS if variant.grade(fact) == "reported"]
+def _reported(release: TorchRelease, variant: Build, machine: Machine) -> tuple[str, ...]:
+    """Reported facts are used like measured ones; a warning says so only where the weaker grade
+    changes the risk of the answer: this GPU's kernels resting on a reported architecture list.
+    (Reported pins and cuDNN matter beside another framework: explain.joint_evidence says so
+    there; every grade stays in --why and JSON.)"""
+    if variant.kind != "cuda" or not any(g.compute_capability for g in machine.gpus):
+        return ()
+    facts = [(fact, variant.evidence[fact]) for fact in ("sass", "ptx") if variant.grade(fact) == "reported"]
     if not facts:
         return ()
     sources = sorted({key for _f, ev in facts for key in ev.source})
