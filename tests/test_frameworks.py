@@ -123,3 +123,14 @@ def test_an_alias_must_name_extras_of_its_release(tmp_path):
     path.write_text(path.read_text().replace('aliases = { cuda = "cuda12" }', 'aliases = { cuda = "cuda99" }', 1))
     with pytest.raises(DataError, match="aliases"):
         load(copy)
+
+
+def test_jax_cuda_without_a_driver_says_so_first(matrices):
+    """The newest releases are ruled out by the missing driver: that is the cause, said first,
+    not the older releases' extras (found by a newcomer's sweep)."""
+    from cudafit.records import Machine, Policy
+    from cudafit.solve import resolve
+
+    machine = Machine(os="linux", arch="x86_64", python="3.12", driver=None, driver_known=True, gpus=(), gpus_known=True)
+    res = resolve(["jax[cuda]"], machine, matrices, Policy())
+    assert not res.ok and res.conflicts[0].startswith("accelerator: jax 0.12") and "no NVIDIA driver" in res.conflicts[0], res.conflicts

@@ -187,8 +187,11 @@ def conflicts(
         # Requested-away releases and builds for other accelerators explain nothing here, unless
         # nothing else does (a CUDA extra asked for on a machine without a driver, say).
         telling = [r for r in mine if r.constraint not in ("spec", "accelerator")]
-        if not telling:
-            telling = [r for r in mine if r.constraint == "accelerator"]
+        # ... or unless the newest releases are ruled out by it (jax[cuda] without a driver: that,
+        # not the older releases' extras, is why nothing runs).
+        newest = max((r.version for r in mine if r.constraint != "spec"), default=None)
+        if not telling or any(r.constraint == "accelerator" and r.version == newest for r in mine):
+            telling = [r for r in mine if r.constraint == "accelerator"] + telling
         # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
         # code, a pin shared with another framework); Python gaps of older releases are noise
         # next to it, so they come last, folded into one line.

@@ -103,7 +103,8 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             local = any(e.endswith("-local") for e in unmodelled)
             reject(
                 "extra",
-                f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}] {release.version}"
+                # No version in the words: the releases that share them are said on one line.
+                f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}]"
                 + (" (the -local extras use a CUDA installed on the system)" if local else "")
                 + (f"; {said}" if said else ""),
             )
@@ -137,7 +138,7 @@ def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:
 def _alias_note(release: JaxRelease, extras: frozenset[str]) -> str:
     aliases = {_normal(a): t for a, t in release.aliases.items()}
     named = sorted(e for e in extras if e in aliases)
-    return "; ".join(f"jax[{e}] {release.version} requires what jax[{aliases[e]}] does (its METADATA)" for e in named)
+    return "; ".join(f"there jax[{e}] requires what jax[{aliases[e]}] does (its METADATA)" for e in named)
 
 
 def _normal(extra: str) -> str:
