@@ -1,7 +1,7 @@
 """The machine a command reasons about: detected, described by options, or a mix of both.
 
 The GPU-side options (--driver, --gpu, --compute-capability, --jetson) replace GPU detection as a
-whole; --os, --arch and --python each replace one detected field (docs/cli-contract.md)."""
+whole; --os, --arch and --python each replace one detected field (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -123,13 +123,16 @@ def known_drivers(matrices: Matrices) -> tuple[str, str]:
     return versions[0], versions[-1]
 
 
-def _linux_branch_step(matrices: Matrices) -> Optional[int]:
-    """5 when every Linux toolkit driver in the data sits on a branch numbered in steps of 5
-    (R440, R450, ..., R610), as NVIDIA's Linux branches do; None if the data says otherwise."""
+def _linux_branch_step(matrices: Matrices) -> Optional[tuple[int, int]]:
+    """(5, oldest) when every Linux toolkit driver in the data sits on a branch numbered in steps
+    of 5 (R440, R450, ..., R610), as NVIDIA's Linux branches do from the data's oldest toolkit
+    (`oldest`) on; None if the data says otherwise. Older Linux branches were not numbered so
+    (R367, R384 in the architecture floors, R418 for CUDA 10.1, issue 24), so the rule holds
+    only from `oldest` up."""
     majors = [
         int(tk.linux_driver_min.split(".")[0]) for tk in matrices.toolkits.values() if tk.linux_driver_min and tk.linux_driver_min.split(".")[0].isdigit()
     ]
-    return 5 if majors and all(m % 5 == 0 for m in majors) else None
+    return (5, min(majors)) if majors and all(m % 5 == 0 for m in majors) else None
 
 
 def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> list[str]:
@@ -151,11 +154,12 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
             f"as NNN.NN (e.g. 566.36): give the version nvidia-smi prints there"
         )
     warnings: list[str] = []
-    step = _linux_branch_step(matrices)
-    if os_name == "linux" and len(parts) == 2 and step and branch % step:
+    rule = _linux_branch_step(matrices)
+    if os_name == "linux" and len(parts) == 2 and rule and branch >= rule[1] and branch % rule[0]:
+        step, since = rule
         warnings.append(
-            f"driver {driver} looks like a Windows driver version: NVIDIA's Linux drivers come in branches numbered "
-            f"in steps of {step} (R550, R555, R560, ...); on WSL2 describe the machine with --os wsl"
+            f"driver {driver} looks like a Windows driver version: NVIDIA's Linux drivers from R{since} on come in branches "
+            f"numbered in steps of {step} (R550, R555, R560, ...); on WSL2 describe the machine with --os wsl"
         )
     return warnings
 
