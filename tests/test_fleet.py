@@ -548,3 +548,14 @@ def test_default_driver_for_kubernetes_nodes_without_driver_labels(tmp_path):
     labelled = {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/cuda.driver-version.full": "535.104.05"}
     node = inventory.kube_node({"metadata": {"name": "x", "labels": labelled}}, "x", inventory.Options(default_driver="550.54.15"))
     assert node.driver == "535.104.05"  # the node's own labels win
+
+
+def test_a_gres_map_to_an_unknown_gpu_is_bad_input():
+    """A typo in --gres-map is the user's input, refused as --gpu refuses it: never a partial answer."""
+    from click.testing import CliRunner
+
+    from cudafit.cli import main
+
+    inventory = str(Path(__file__).parent / "fixtures" / "fleet" / "slurm-gpu-cluster.txt")
+    result = CliRunner().invoke(main, ["fleet", "resolve", "--inventory", inventory, "--gres-map", "a100=banana"])
+    assert result.exit_code == 2 and "a100='banana'" in result.stderr

@@ -308,3 +308,9 @@ def test_detect_env_lists_that_environments_frameworks(tmp_path):
     assert result.exit_code == 0, result.output
     assert {"name": "torch", "version": "2.5.1+cu124"} in json.loads(result.stdout)["frameworks"]
     assert cli("detect", "--env", str(tmp_path / "nothing")).exit_code == 2
+
+
+def test_a_jetson_with_a_discrete_gpu_is_no_machine():
+    result = cli("resolve", "torch", "--jetson", "--gpu", "NVIDIA GeForce RTX 4090", "--python", "3.12")
+    assert result.exit_code == 2 and "--jetson with --gpu 'NVIDIA GeForce RTX 4090'" in result.stderr
+    assert cli("resolve", "torch", "--jetson", "--gpu", "Orin (nvgpu)", "--python", "3.10").exit_code in (0, 1)

@@ -236,4 +236,6 @@ def joint_evidence(chosen: list[Candidate]) -> list[str]:
             sources = sorted({key for _f, ev in reported for key in ev.source})
             what = " and ".join(_JOINT_FACTS[f] for f, _ev in reported)
             out.append(f"{c.label}: its {what} only reported ({', '.join(sources)}); the joint answer rests on them")
+        if c.kind == "cuda" and c.cudnn is None and c.loads_cudnn:
+            out.append(f"{c.label}: its cuDNN is unknown in cudafit's data, so the joint answer could not compare it with the others'")
     return out

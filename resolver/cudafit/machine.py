@@ -295,6 +295,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
                 raise InputError(unknown_gpu_message(name, matrices))
+            if opts.jetson and model.segment != "jetson":
+                raise InputError(f"--jetson with --gpu {name!r}: a Jetson's GPU is its own module's (Orin, Thor, ...), not a {model.segment} card")
             if warning:
                 warnings.append(warning)
             gpus.append(GpuInfo(name=name, compute_capability=model.compute_capability))

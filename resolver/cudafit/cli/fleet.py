@@ -81,6 +81,15 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
         if groups != 1:
             raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
     matrices = load_matrices()
+    from cudafit.gpus import lookup_gpu
+
+    for kind, name in mapping.items():
+        # A name the user gave is checked as --gpu checks it: an unknown one is bad input, not a
+        # node left out (the answer would be partial for a typo).
+        if lookup_gpu(matrices.gpus, name)[0] is None:
+            from cudafit.machine import unknown_gpu_message
+
+            raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu_message(name, matrices).split(": ", 1)[1], param_hint="'--gres-map'")
     if default_driver is not None:
         from cudafit.errors import InputError
         from cudafit.machine import check_driver, parse_driver

@@ -228,9 +228,9 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
             return reject(constraint, reason, evidence_text(variant))
         return reject(constraint, reason)
     driver, arch, needs_jit = verdict.driver, verdict.arch, verdict.needs_jit
+    # An unknown cuDNN is no warning here: alone, torch brings its own; beside another framework
+    # explain.joint_evidence says so.
     warnings = verdict.warnings
-    if variant.cudnn is None:
-        warnings += (f"cuDNN version of torch {release.version}+{variant.tag} is unknown in cudafit's data",)
     if needs_jit and not machine.driver_known:
         own = rules.own_driver(matrices, machine, variant.cuda)
         warnings += (f"PTX JIT needs the CUDA {variant.cuda} toolkit's own driver (>= {own or 'unknown'})",)
@@ -320,7 +320,8 @@ def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Can
             # torchaudio's last line (2.11) is pure Python and declares torch>=2.11; no build of it per
             # torch variant is known, so it comes from PyPI, where its wheel is known to exist.
             packages.append(PackagePin(name, version, None, variant.tag, None))
-            extra_warnings.append(f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}")
+            # a fact of the answer, no risk: said with the reasons, not as a warning
+            why = (*why, f"torchaudio {version} (its last release line, pure Python, from PyPI) declares support for torch {release.version}")
             continue
         packages.append(PackagePin(name, version, local, variant.tag, index_url, pypi_build=on_pypi))
     cuda = f"{variant.cuda}" if variant.kind == "cuda" else None
