@@ -22,7 +22,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     python = resolution.machine.python
     name = yaml_name(check_env_name(options.env_name))
     route = channel_packages(resolution)
-    lines = [f"# {header(resolution)}", f"name: {name}", "channels:"]
+    lines = [f"# {header(resolution, options.described, options.title)}", f"name: {name}", "channels:"]
     if route is not None:
         pkgs, channels = route
         lines += [f"  - {c}" for c in channels]

@@ -5,7 +5,7 @@ from cudafit.records import Resolution
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
-    lines = [f"# {header(resolution)}"]
+    lines = [f"# {header(resolution, options.described, options.title)}"]
     runtime = cuda_from_conda(resolution)
     if runtime is not None:
         lines.append(f"# needs, from conda first: {' '.join(runtime[0])} -c {runtime[1]}")

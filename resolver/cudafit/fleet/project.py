@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from cudafit.emit import EmitOptions, render
+from cudafit.emit import EmitOptions, render, summary
 from cudafit.errors import InputError
 from cudafit.fleet.solve import FleetAnswer
 from cudafit.records import Resolution
@@ -30,7 +30,16 @@ def write(fmt: str, answer: FleetAnswer, existing: Optional[str], env_name: str)
     if len(resolutions) > 1 and fmt != "uv-project":
         raise InputError(f"--format {fmt}: the fleet spans {len(resolutions)} operating systems; only --format uv-project holds one answer per platform")
     text = existing
+    # The file's first line says what the answer is for: the fleet's platforms, not the one
+    # machine a set was solved on (a GH200 class beside x86_64 ones is still in it).
+    platforms = sorted({a.machine.platform for a in answer.classes if a.res is not None and a.machine is not None and a.machine.platform})
+    python = resolutions[0].machine.python or "any"
+    described, title = f"the fleet's {', '.join(platforms) or resolutions[0].machine.platform} nodes, Python {python}", ""
+    if len(resolutions) > 1:
+        each = "; ".join(f"{r.machine.platform}: {summary(r)}" for r in resolutions)
+        title = f"the fleet, one set per platform ({each}), Python {python}"
     for res in resolutions:
-        text = render(fmt, res, EmitOptions(env_name=env_name, existing=text, per_platform=len(resolutions) > 1))
+        options = EmitOptions(env_name=env_name, existing=text, per_platform=len(resolutions) > 1, described=described, title=title)
+        text = render(fmt, res, options)
     assert text is not None
     return text
