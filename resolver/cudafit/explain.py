@@ -190,7 +190,7 @@ def conflicts(
         # ... or unless the newest releases are ruled out by it (jax[cuda] without a driver: that,
         # not the older releases' extras, is why nothing runs).
         newest = max((r.version for r in mine if r.constraint != "spec"), default=None)
-        if not telling or any(r.constraint == "accelerator" and r.version == newest for r in mine):
+        if not telling or all(r.constraint == "accelerator" for r in mine if r.version == newest and r.constraint != "spec"):
             telling = [r for r in mine if r.constraint == "accelerator"] + telling
         # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
         # code, a pin shared with another framework); Python gaps of older releases are noise
