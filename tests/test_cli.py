@@ -1,4 +1,4 @@
-"""The command line through its contract (docs/cli-contract.md): options, JSON, exit codes."""
+"""The command line through its contract (docs/cli.md): options, JSON, exit codes."""
 
 from __future__ import annotations
 

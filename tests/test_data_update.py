@@ -112,9 +112,35 @@ def test_cli_bundle_writes_into_a_folder_and_refuses_broken_data(tmp_path):
     result = cli("data", "bundle", "--dir", str(broken), "-o", str(tmp_path / "x.whl"))
     assert result.exit_code == 2
     assert "does not validate" in result.stderr and not (tmp_path / "x.whl").exists()
-    # A folder named with a trailing slash is created, as `data bundle -o dist/` in matrices/README.
+    # An existing folder named with a trailing slash is written into.
+    (tmp_path / "dist").mkdir()
     assert cli("data", "bundle", "-o", str(tmp_path / "dist") + "/").exit_code == 0
     assert list((tmp_path / "dist").glob("cudafit_matrices-*.whl"))
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # Issue 23, item 7: `-o` into a folder that does not exist is refused as `resolve -o` refuses
+        # it (one line, exit 2), before any work, and no folder is created (a typo stays visible).
+        (["data", "bundle", "-o", "missing/x.whl"], "cannot write missing/x.whl: the folder missing does not exist"),
+        (["data", "bundle", "-o", "missing/"], "cannot write into missing/: the folder does not exist"),
+        (["data", "bundle", "-o", "missing/deeper/"], "cannot write into missing/deeper/: the folder does not exist"),
+        (["data", "bundle", "-o", ""], "cannot write '': an empty path"),
+        (["resolve", "torch", *MACHINE, "--format", "pip", "-o", "missing/x.txt"], "cannot write"),
+    ],
+)
+def test_output_into_a_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch, args, expected):
+    from cudafit import update as update_module
+
+    monkeypatch.chdir(tmp_path)
+    built = []
+    monkeypatch.setattr(update_module, "build_bundle", lambda *a: built.append(a) or ("x.whl", b"x"))
+    result = cli(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"cudafit: error: {expected}"), lines
+    assert not built and list(tmp_path.iterdir()) == []
 
 
 # --- update from a file, the loader's choice, rollback ---------------------------------------
@@ -251,6 +277,20 @@ def test_bad_bundles_are_refused_with_one_line(tmp_path, home):
         assert "Traceback" not in result.output
         assert not (home / datahome.STATE).exists()
         assert not any(p.name.startswith(".incoming") for p in home.iterdir())
+
+
+def test_check_bundle_refuses_what_update_refuses_and_installs_nothing(tmp_path, home):
+    # What scripts/publish_data.py runs before an upload: the same checks, no data home touched.
+    from cudafit.errors import CudafitError
+    from cudafit.update import check_bundle
+
+    for expected, path in bad_bundle_cases(tmp_path).items():
+        with pytest.raises(CudafitError, match=expected):
+            check_bundle(path)
+    good = tmp_path / "good"
+    good.mkdir()
+    assert check_bundle(make_bundle(good, newer_tree(good))).data_date == "2027-01-10"
+    assert not home.exists()
 
 
 def test_sha256_given_by_hand_is_checked(tmp_path, home):
@@ -412,6 +452,24 @@ def test_update_from_pypi_takes_the_newest_bundle_it_reads(tmp_path, home):
 
 
 @responses.activate
+def test_update_before_the_bundle_project_is_published_says_what_to_do_today(home):
+    # Issue 23, item 8: until the maintainers publish cudafit-matrices, PyPI answers 404 for it.
+    responses.get(API, status=404)
+    result = cli("data", "update")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert "cudafit-matrices is not published on PyPI yet" in lines[0]
+    assert "--from FILE|URL" in lines[0] and "cudafit data bundle" in lines[0]
+    assert not (home / datahome.STATE).exists()
+    # A mirror that lacks it is the mirror's problem: no word about PyPI.
+    mirror = "https://mirror.example/pypi/cudafit-matrices/json"
+    responses.get(mirror, status=404)
+    result = cli("data", "update", "--from", mirror)
+    assert result.exit_code == 2 and "PyPI" not in result.stderr and mirror in result.stderr
+
+
+@responses.activate
 def test_pypi_digest_mismatch_is_refused(tmp_path, home):
     wheel = make_bundle(tmp_path, newer_tree(tmp_path))
     doc = pypi_json(("2027.1.10", wheel, "https://files.example/b.whl"))
@@ -525,7 +583,7 @@ def test_sha256_picks_the_listed_bundle_and_404_says_nothing_is_published(tmp_pa
     result = cli("data", "update", "--sha256", "2" * 64)
     assert result.exit_code == 2 and "no listed bundle has sha256" in result.stderr
     responses.replace(responses.GET, API, status=404)
-    assert "no cudafit-matrices bundle is published" in cli("data", "update").stderr
+    assert "cudafit-matrices is not published on PyPI yet" in cli("data", "update").stderr
 
 
 @responses.activate

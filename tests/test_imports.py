@@ -1,5 +1,5 @@
 """Modules import one way: no cycle between cudafit's modules, not even through a lazy import
-inside a function (docs: docs/architecture.md)."""
+inside a function (ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -15,14 +16,41 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# What a release archive holds that the build reads (pyproject.toml names the rest of the tree nowhere).
+SOURCES = ("pyproject.toml", "README.md", "resolver", "matrices")
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    pytest.importorskip("setuptools", reason="building the wheel offline needs setuptools in the test environment")
-    work = tmp_path_factory.mktemp("wheel")
-    dist = work / "dist"
+def checkout(tmp_path_factory) -> Path:
+    """A copy of the sources the wheel is built from, so that what the build leaves behind shows."""
+    src = tmp_path_factory.mktemp("checkout")
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(ROOT / name, src / name)
+    return src
+
+
+@pytest.fixture(scope="module")
+def built(checkout, tmp_path_factory):
+    """The checkout's files before the build, and the wheel `pip wheel .` builds from it."""
+    pytest.importorskip("hatchling", reason="building the wheel offline needs the build backend (hatchling) in the test environment")
+    before = _files(checkout)
+    dist = tmp_path_factory.mktemp("dist")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                    "-w", str(dist), str(ROOT)], check=True, capture_output=True, timeout=300)
-    wheel = next(dist.glob("cudafit-*.whl"))
+                    "-w", str(dist), str(checkout)], check=True, capture_output=True, timeout=300)
+    return before, next(dist.glob("cudafit-*.whl"))
+
+
+def _files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def installed(built, tmp_path_factory):
+    _before, wheel = built
+    work = tmp_path_factory.mktemp("wheel")
     env = work / "venv"
     venv.create(env, with_pip=True)
     python = env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -76,13 +104,22 @@ def test_installed_cudafit_resolves_offline_outside_the_repo(installed, tmp_path
     assert str(env) in where and str(ROOT) not in where
 
 
-def test_every_package_is_listed_for_the_wheel():
-    # setuptools ships only the packages pyproject.toml lists; an editable install finds the rest
-    # on disk, so a forgotten one shows only in a built wheel (and a stale build/ folder hides it).
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {".".join(("cudafit", *p.parent.relative_to(ROOT / "resolver" / "cudafit").parts)) for p in (ROOT / "resolver" / "cudafit").rglob("__init__.py")}
-    assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
+def test_building_leaves_the_checkout_as_it_was(built, checkout):
+    # `pip install .` from a release archive or a checkout must not leave build/ or *.egg-info
+    # behind (setuptools wrote both into the source tree; a stale build/ even hid files from later
+    # wheels). Issue 23, item 5.
+    before, _wheel = built
+    assert _files(checkout) == before, sorted(_files(checkout) ^ before)
+
+
+def test_every_package_and_data_file_ships_in_the_wheel(built):
+    import zipfile
+
+    _before, wheel = built
+    names = set(zipfile.ZipFile(wheel).namelist())
+    code = ROOT / "resolver" / "cudafit"
+    packages = {"/".join(("cudafit", *p.relative_to(code).parts)) for p in code.rglob("*.py") if "__pycache__" not in p.parts}
+    data = {"cudafit/matrices/" + p.relative_to(ROOT / "matrices").as_posix() for p in (ROOT / "matrices").rglob("*") if p.suffix in (".toml", ".md")}
+    assert packages <= names, f"missing from the wheel: {sorted(packages - names)}"
+    assert data <= names, f"missing from the wheel: {sorted(data - names)}"
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)

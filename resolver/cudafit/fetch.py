@@ -22,6 +22,10 @@ TIMEOUT = 30  # seconds without a byte before giving up: a slow link still finis
 _AIR_GAP_HINT = "on a site without internet, carry a bundle file in and use --from PATH"
 
 
+class NotPublished(InputError):
+    """The JSON API has no such project (HTTP 404): `data update` says what to do instead."""
+
+
 class Remote(NamedTuple):
     version: Version
     url: str
@@ -70,7 +74,7 @@ def candidates(api_url: str = PYPI_JSON) -> list[Remote]:
     except requests.RequestException as exc:
         raise _failure(api_url, exc) from None
     if response.status_code == 404:
-        raise InputError(f"no {DISTRIBUTION} bundle is published at {api_url} (HTTP 404); use --from with a bundle file or URL, or a mirror's JSON API")
+        raise NotPublished(f"no {DISTRIBUTION} bundle is published at {api_url} (HTTP 404); use --from with a bundle file or URL, or a mirror's JSON API")
     if response.status_code != 200:
         raise InputError(f"{api_url}: HTTP {response.status_code}; expected PyPI's JSON API for {DISTRIBUTION} (or --from a bundle file or URL)")
     try:

@@ -22,6 +22,12 @@ from cudafit import bundle, datahome, staleness
 from cudafit.errors import DataError, InputError
 from cudafit.records import Matrices
 
+# What `data update` says while PyPI has no cudafit-matrices project: what works today.
+NOT_PUBLISHED = (
+    "{distribution} is not published on PyPI yet ({url}: HTTP 404), so `cudafit data update` has no default source until the maintainers publish it; "
+    "install a bundle with `cudafit data update --from FILE|URL` (a checkout builds one with `cudafit data bundle -o DIR/`)"
+)
+
 
 class Installed(NamedTuple):
     manifest: bundle.Manifest
@@ -40,6 +46,18 @@ def build_bundle(root: Optional[Path], version: Optional[str] = None) -> tuple[s
     if problems or matrices is None:
         raise DataError(f"{root}: the data does not validate, no bundle built: {problems[0] if problems else 'unreadable'}")
     return bundle.build(root, matrices.data_date, version)
+
+
+def check_bundle(path: Path, label: Optional[str] = None) -> bundle.Manifest:
+    """Every check `data update` makes on a bundle before installing it (member names and sizes,
+    the manifest, each file's sha256, a date no later than today, the loader's validation of the
+    unpacked data), without installing it: what a maintainer runs before publishing one."""
+    where = label or str(path)
+    manifest, blobs = bundle.open_bundle(path, label)
+    _refuse_future(manifest, where)
+    with tempfile.TemporaryDirectory(prefix="cudafit-bundle-check-") as tmp:
+        _unpack(Path(tmp), manifest, blobs, where)
+    return manifest
 
 
 def update(source: Optional[str] = None, sha256: Optional[str] = None, home: Optional[Path] = None, say=None) -> Installed:
@@ -128,7 +146,14 @@ def _obtain(source: Optional[str], sha256: Optional[str], work: Path, say) -> tu
             say(f"{source}: no --sha256 given, so only the bundle's own manifest vouches for it; pin it with --sha256 HEX")
         path = fetch.download(source, work / "bundle.whl", sha256)
         return (path, source, *bundle.open_bundle(path, source))
-    listed = fetch.candidates(source or fetch.PYPI_JSON)
+    try:
+        listed = fetch.candidates(source or fetch.PYPI_JSON)
+    except fetch.NotPublished:
+        if source:
+            raise
+        # The default source is PyPI's cudafit-matrices project, which works once the maintainers
+        # publish it (scripts/publish_data.py); until then, say what works today.
+        raise InputError(NOT_PUBLISHED.format(distribution=bundle.DISTRIBUTION, url=fetch.PYPI_JSON)) from None
     if sha256:
         listed = [r for r in listed if r.sha256 and r.sha256.lower() == sha256.lower()]
         if not listed:

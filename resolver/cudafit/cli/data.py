@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -81,20 +82,31 @@ def data_bundle(folder: Optional[Path], output: str, version: Optional[str]):
 
     if output == "-":
         raise click.BadParameter("a bundle is a wheel file: give a file or a folder to write it to, not standard output", param_hint="'-o'")
-    if output.endswith(("/", "\\")):
-        try:
-            Path(output).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise click.BadParameter(f"{output!r}: cannot create the folder: {exc.strerror}", param_hint="'-o'") from None
     target = Path(output)
-    if not target.is_dir():
-        check_output(target)  # a socket or a block device is refused before the bundle is built
+    _refuse_missing_folder(output)
+    if not output or not target.is_dir():
+        check_output(output)  # '', a socket or a block device is refused before the bundle is built
     name, blob = build_bundle(folder, version)
     if target.is_dir():
         target = target / name
     write_output_bytes(target, blob)  # a FIFO or a character device is written into, as `>` would
     click.echo(f"{target}: {len(blob)} bytes, sha256 {_sha256(blob)}")
     return 0
+
+
+def _refuse_missing_folder(output: str) -> None:
+    """`-o` creates no folder, as `resolve -o` creates none: a mistyped `dsit/` is an error, not a
+    new folder (issue 23, item 7). Refused before the bundle is built."""
+    from cudafit.errors import InputError
+
+    if output.endswith(("/", "\\")):
+        if not Path(output).is_dir():
+            raise InputError(f"cannot write into {output}: the folder does not exist (create it first)")
+        return
+    parent = os.path.dirname(output)
+    if parent and not os.path.isdir(parent):
+        what = f"{parent} is not a folder" if os.path.exists(parent) else f"the folder {parent} does not exist (create it first)"
+        raise InputError(f"cannot write {output}: {what}")
 
 
 def _sha256(blob: bytes) -> str:
