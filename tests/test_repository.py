@@ -58,7 +58,7 @@ def test_every_document_named_is_in_the_repository(texts):
     ours = {name: text for name, text in texts.items() if not name.startswith("tests/corpus/") and name.endswith((".md", ".py"))}
     missing = []
     for name, text in ours.items():
-        # CHANGELOG.md is history: it names files as they were called then ("was docs/cli-contract.md").
+        # CHANGELOG.md is history: it names files as they were called then (a renamed document).
         for m in DOC_MENTION.finditer(text) if name not in ("docs/sources.md", "CHANGELOG.md") else ():
             if not (ROOT / m.group(1)).is_file():
                 missing.append(f"{name}: {m.group(1)}")
