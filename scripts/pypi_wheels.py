@@ -19,6 +19,7 @@ from typing import Any
 
 import requests
 from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -189,6 +190,68 @@ def cuda_requirements(session: requests.Session, base: str, wheel: dict) -> dict
         for r in requirements(session, base, wheel)
         if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))
     }
+
+
+def pin_key(requirement: Requirement) -> str:
+    """A requirement's name as matrices/ keys a pin: canonical, with its extras kept, sorted
+    (cuda-toolkit[cublas,cudart]): an extras list is part of what the wheel asks for."""
+    name = str(canonicalize_name(requirement.name))
+    return f"{name}[{','.join(sorted(requirement.extras))}]" if requirement.extras else name
+
+
+def written_cuda_pins(metadata: str, platform: str = "linux-x86_64", python: str = "3.12") -> dict[str, str]:
+    """nvidia-*/cuda-* requirements that apply on `platform`, as the wheel writes them: pin_key ->
+    specifier text (cuda_pins drops the extras; this keeps them)."""
+    applying = applying_requirements(metadata, platform, python)
+    return {pin_key(r): str(r.specifier) for r in applying if canonicalize_name(r.name).startswith(("nvidia-", "cuda-"))}
+
+
+def written_cuda_requirements(session: requests.Session, base: str, wheel: dict, platform: str = "linux-x86_64") -> dict[str, str]:
+    """written_cuda_pins of a wheel on PyPI, read from its METADATA through range requests, with the
+    markers of the CPython the wheel is for (3.12 where its name says none)."""
+    with open_wheel(session, base, wheel) as zf:
+        text = metadata_text(zf)
+    minor = cpython_minor(wheel["filename"])
+    return written_cuda_pins(text, platform, f"{minor[0]}.{minor[1]}" if minor else "3.12")
+
+
+def normal_pins(pins: dict[str, str]) -> dict[str, str]:
+    """Pins as matrices/ writes them, in written_cuda_pins' form: names canonical with their extras
+    sorted, specifiers in packaging's order. What does not parse stays as written (and so differs)."""
+    from packaging.requirements import InvalidRequirement
+
+    out = {}
+    for key, spec in pins.items():
+        try:
+            out[pin_key(Requirement(f"{key}{spec}"))] = str(SpecifierSet(spec))
+        except (InvalidRequirement, InvalidSpecifier):
+            out[key] = spec
+    return out
+
+
+def pypi_wheel_pins(build: Any) -> dict[str, str] | None:
+    """The pins the data writes for the PyPI wheel of `build` (a Build record): its `pypi_pins` where
+    the data records them apart from the index build's (torch 2.0, 2.1), else its pins as written
+    (cuda-toolkit's extras kept, not the library wheels the loader adds for them); None: unknown."""
+    pypi = getattr(build, "pypi_pins", None)
+    if pypi is not None:
+        return dict(pypi)
+    return getattr(build, "written_pins", build.pins)
+
+
+def pin_differences(data: dict[str, str], wheel: dict[str, str]) -> list[str]:
+    """Each way the data's pins (as written) differ from a wheel's written_cuda_pins, one line per
+    distribution: its extras and specifier both count."""
+
+    def by_name(pins: dict[str, str]) -> dict[str, str]:
+        return {str(canonicalize_name(key.partition("[")[0])): f"{key}{spec}" for key, spec in pins.items()}
+
+    ours, theirs = by_name(normal_pins(data)), by_name(wheel)
+    found = []
+    for name in sorted(set(ours) | set(theirs)):
+        if ours.get(name) != theirs.get(name):
+            found.append(f"{name}: data {ours.get(name, 'none')}, wheel {theirs.get(name, 'none')}")
+    return found
 
 
 def linux_wheel(files: list[dict]) -> dict | None:

@@ -5,14 +5,16 @@ For each torch release on PyPI (from --since on) and each platform (linux-x86_64
 windows-x86_64), take one wheel (cp312, else the newest CPython) and read single members of it
 through HTTP range requests (a wheel is 0.1-0.9 GB; this reads about 10 MB of it):
 
-- METADATA: the nvidia-*/cuda-* Requires-Dist that apply on that platform, and the cuDNN version of
-  the nvidia-cudnn-cu* pin;
+- METADATA: the nvidia-*/cuda-* Requires-Dist that apply on that platform, as written (the extras
+  a cuda-toolkit requirement names are kept: they decide which library wheels come with it), and
+  the cuDNN version of the nvidia-cudnn-cu* pin;
 - torch/version.py: __version__ (its local tag names the build) and cuda;
 - torch/lib/libtorch_python.so (torch_python.dll on Windows), CUDA builds only: the compiled-in arch
   string that torch.cuda.get_arch_list() returns, split into SASS (sm_XY) and PTX (compute_XY);
 - torch/cuda/__init__.py (2.13 on): PYTORCH_RELEASES_CODE_CC, the arch list per CUDA version and host.
 
-Then print the facts per release and platform with every difference from the data (exit 1 on
+Then print the facts per release and platform with every difference from the data (the pins
+compared as the data writes them, `pypi_pins` where it records the PyPI wheel's apart; exit 1 on
 differences, 2 when a wheel could not be read), or with --json one JSON document to paste from.
 
     pip install -e '.[maint]' && python scripts/read_wheels.py [--since 2.6] [--release X.Y.Z ...]
@@ -31,16 +33,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import requests
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pypi_wheels import (  # scripts/
     RangeNotSupported,
     RemoteFile,
-    cuda_pins,
     metadata_text,
+    normal_pins,
     pick_wheel,
+    pin_differences,
+    pypi_wheel_pins,
     wheel_url,
+    written_cuda_pins,
 )
 
 from cudafit.binaries import assigned_literal as _assigned_literal
@@ -133,7 +137,7 @@ class WheelFacts:
     version: str | None = None  # torch/version.py __version__
     tag: str | None = None  # its local tag: cu130, cpu
     cuda: str | None = None
-    pins: dict[str, str] = field(default_factory=dict)
+    pins: dict[str, str] = field(default_factory=dict)  # as written: cuda-toolkit[cublas,...] keeps its extras
     cudnn: str | None = None
     arch_list: str | None = None
     sass: frozenset[CC] | None = None
@@ -154,7 +158,7 @@ def facts_from_members(facts: WheelFacts, members: dict[str, bytes]) -> WheelFac
     """Fill `facts` from the wheel's members (METADATA, version.py, torch/cuda/__init__.py, the
     python library); a missing member leaves its facts None."""
     if "METADATA" in members:
-        facts.pins = cuda_pins(members["METADATA"].decode(), facts.platform, python_of(facts.filename))
+        facts.pins = written_cuda_pins(members["METADATA"].decode(), facts.platform, python_of(facts.filename))
         facts.cudnn = cudnn_version(facts.pins)
     if "torch/version.py" in members:
         facts.version, facts.cuda = parse_version_py(members["torch/version.py"].decode())
@@ -238,13 +242,6 @@ def _variant(release: Any, tag: str, platform: str) -> Any:
     return None
 
 
-def _spec(text: str) -> str:
-    try:
-        return str(SpecifierSet(text))
-    except InvalidSpecifier:
-        return text
-
-
 def _pins_text(pins: dict[str, str]) -> str:
     return ", ".join(f"{name}{spec}" for name, spec in sorted(pins.items())) or "none"
 
@@ -273,14 +270,12 @@ def build_differences(facts: WheelFacts, variant: Any) -> list[str]:
                 found.append(f"{name}: data {_ccs_text(data)}, wheel {_ccs_text(measured)}")
         if facts.cudnn is not None and (variant.cudnn is None or not _cudnn_matches(str(variant.cudnn), facts.cudnn, facts.pins)):
             found.append(f"cudnn: data {variant.cudnn or 'unknown'}, wheel {facts.cudnn}")
-    data_pins = variant.pins
+    data_pins = pypi_wheel_pins(variant)
     if data_pins is None:
         if facts.pins:
             found.append(f"pins: data unknown, wheel {_pins_text(facts.pins)}")
-    else:
-        data_norm = {str(canonicalize_name(k)): _spec(v) for k, v in data_pins.items()}
-        if data_norm != facts.pins:
-            found.append(f"pins: data {_pins_text(data_norm)}, wheel {_pins_text(facts.pins)}")
+    elif pin_differences(data_pins, facts.pins):
+        found.append(f"pins: data {_pins_text(normal_pins(data_pins))}, wheel {_pins_text(facts.pins)}")
     return found
 
 

@@ -3,11 +3,15 @@
 
 For torch, torchvision, torchaudio, tensorflow, jax, jaxlib, the JAX CUDA plugins,
 onnxruntime-gpu and the libraries built against torch (xformers, flash-attn, vllm, torchao,
-bitsandbytes; listed, not drafted), compare PyPI's releases (final, not yanked, no older than the oldest release the
-data knows) with the data. For each missing framework release, draft a `[[release]]` entry from
+bitsandbytes; listed, not drafted), compare PyPI's releases (final, not yanked, no older than the
+oldest release the data knows) with the data: every one it lacks, between known releases too
+(torchao 0.14.0 went unnoticed beside 0.14.1), except for the distributions recorded on another's
+releases (torchvision, torchaudio, jaxlib), where only releases past the newest known count: an
+older one that no recorded release pairs with (jaxlib 0.4.35) is no gap. For each missing framework release, draft a `[[release]]` entry from
 what PyPI states (upload date, the CPython minors and platforms that have wheels, the minimum
 macOS per wheel tag) and, where a Linux x86_64 wheel exists, the nvidia-*/cuda-* pins of its
-METADATA read through HTTP range requests: those facts are `measured`. Everything else (the index
+METADATA read through HTTP range requests, as written (cuda-toolkit's extras kept): those facts
+are `measured`. Everything else (the index
 builds, architecture lists, cuDNN, companions) is written "unknown" for a person to fill from the
 sources in docs/sources.md and matrices/README.md. Exit 1 when upstream has releases the data
 lacks, 0 when it has none, 2 on a network error.
@@ -26,7 +30,7 @@ from typing import Any
 
 import requests
 from packaging.version import Version
-from pypi_wheels import cuda_requirements, macos_minimums, missing, pick_wheel, wheel_matrix  # scripts/, next to this file
+from pypi_wheels import macos_minimums, missing, pick_wheel, wheel_matrix, written_cuda_requirements  # scripts/, next to this file
 
 from cudafit.loader import load
 
@@ -47,6 +51,9 @@ for _library in ("xformers", "flash-attn", "vllm", "torchao", "bitsandbytes"):
     FAMILIES[_library] = (_library, _library, lambda m, name=_library: (r.version for r in m.frameworks.get(name, ())))
 # Distributions drafted as releases of their own framework (companions and jaxlib are recorded on them).
 DRAFTED = ("torch", "tensorflow", "jax", "onnxruntime-gpu")
+# Recorded on another distribution's releases (torch's companions, jax's jaxlib): a release between
+# known ones may pair with none, so only releases past the newest known are gaps.
+PAIRED = ("torchvision", "torchaudio", "jaxlib")
 
 
 def pypi_releases(session: requests.Session, name: str) -> dict[str, list[dict]]:
@@ -64,6 +71,11 @@ def upload_date(files: Sequence[dict]) -> str:
 
 def _toml_list(items: Iterable[str]) -> str:
     return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+
+
+def _toml_key(name: str) -> str:
+    """A pin's key in TOML: bare where it can be, quoted where it names extras (cuda-toolkit[cublas])."""
+    return name if name.replace("-", "").replace("_", "").isalnum() else f'"{name}"'
 
 
 def _python_key(text: str) -> tuple[int, ...]:
@@ -103,7 +115,7 @@ def draft(name: str, version: Version, files: list[dict], pins: dict[str, str] |
             'tag = "unknown"',
             f'releases = ["{version}"]',
             'platforms = ["linux-x86_64"]',
-            "pins = { " + ", ".join(f'{dist} = "{spec}"' for dist, spec in sorted(pins.items())) + " }",
+            "pins = { " + ", ".join(f'{_toml_key(dist)} = "{spec}"' for dist, spec in sorted(pins.items())) + " }",
             f'source = ["{key}"]',
             "",
             "[build.evidence]",
@@ -118,14 +130,14 @@ def refresh(session: requests.Session, matrices: Any, drafts: Path | None, today
     lacking = 0
     for name, (folder, stem, known) in FAMILIES.items():
         releases = pypi_releases(session, name)
-        for version in missing(known(matrices), releases, newer_only=name not in DRAFTED):
+        for version in missing(known(matrices), releases, newer_only=name in PAIRED):
             lacking += 1
             out(f"{name} {version}: on PyPI ({upload_date(releases[str(version)])}) but not in matrices/{folder}/")
             if name not in DRAFTED:
                 continue
             files = [f for f in releases[str(version)] if not f.get("yanked")]
             wheel = pick_wheel(files, "linux-x86_64")
-            pins = cuda_requirements(session, PYPI.format(name), wheel) if wheel is not None else None
+            pins = written_cuda_requirements(session, PYPI.format(name), wheel) if wheel is not None else None
             text = draft(name, version, files, pins, today)
             if drafts is None:
                 out(text)

@@ -5,9 +5,10 @@ For every torch and tensorflow release in the data (and every jax release's jaxl
 CPython versions and platforms that have wheels on PyPI with `python`, `python_by_platform` and
 `platforms`, and list releases on PyPI that the data lacks; print each difference, and with
 --suggest the python_by_platform table that would make the entry exact. With --pins, also read the
-Requires-Dist of each release's Linux x86_64 wheel (only its METADATA, through HTTP range requests,
-not the whole wheel) and compare its nvidia-*/cuda-* requirements with the pins of the build PyPI
-serves there; with --companions, check that each recorded torchvision/torchaudio release declares
+Requires-Dist of each release's Linux x86_64 and aarch64 wheels (only their METADATA, through HTTP
+range requests, not the whole wheel) and compare their nvidia-*/cuda-* requirements, as written
+(cuda-toolkit's extras list included), with the pins the data writes for the build PyPI serves
+there (not the library wheels the loader adds for those extras); with --companions, check that each recorded torchvision/torchaudio release declares
 (Requires-Dist) the torch it is paired with. Exit 1 on differences.
 
     pip install -e '.[maint]' && python scripts/verify_pypi.py [--suggest] [--pins]
@@ -19,27 +20,32 @@ import argparse
 import sys
 
 import requests
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from pypi_wheels import (  # scripts/, next to this file
-    cuda_requirements,
     linux_wheel,
     macos_minimums,
     missing,
+    pick_wheel,
+    pin_differences,
+    pin_key,
+    pypi_wheel_pins,
     requirements,
     wheel_matrix,
+    written_cuda_requirements,
 )
 
 from cudafit.loader import load
 
 
 def compare(label: str, data_pins: dict[str, str], actual: dict[str, str], wheel: dict) -> int:
-    data = {k: str(SpecifierSet(v)) for k, v in data_pins.items()}
-    if data != actual:
-        print(f"{label}: data={data} wheel={actual}")
-        return 1
-    print(f"{label}: {len(actual)} match {wheel['filename']}")
-    return 0
+    """The data's pins as written against the wheel's requirements as written: one line per
+    distribution that differs (version, range or extras list)."""
+    found = pin_differences(data_pins, actual)
+    for line in found:
+        print(f"{label}: {line} ({wheel['filename']})")
+    if not found:
+        print(f"{label}: {len(actual)} match {wheel['filename']}")
+    return len(found)
 
 
 def check_tensorflow_pins(matrices, releases: dict) -> int:
@@ -55,9 +61,7 @@ def check_tensorflow_pins(matrices, releases: dict) -> int:
             continue
         base = "https://pypi.org/pypi/tensorflow/json"
         plain = {canonicalize_name(r.name) for r in requirements(session, base, wheel)}
-        actual = {
-            str(canonicalize_name(r.name)): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda") if canonicalize_name(r.name) not in plain
-        }
+        actual = {pin_key(r): str(r.specifier) for r in requirements(session, base, wheel, "and-cuda") if canonicalize_name(r.name) not in plain}
         problems += compare(f"tensorflow {release.version} [and-cuda]", build.pins, actual, wheel)
     return problems
 
@@ -88,20 +92,22 @@ def check_companions(matrices) -> int:
 
 
 def check_pins(matrices, releases: dict) -> int:
+    """Each torch release's Linux wheels against the pins the data writes for the build PyPI serves
+    there (its `pypi_pins` where the data records the PyPI wheel's apart from the index build's)."""
     session = requests.Session()
     problems = 0
     for release in sorted(matrices.torch, key=lambda r: r.version):
-        tag = release.pypi_variant.get("linux-x86_64")
-        variant = next((v for v in release.builds if v.tag == tag and "linux-x86_64" in v.platforms), None)
-        # PyPI's wheel: its own pins where the data records them apart from the index build's.
-        pins = variant.pypi_pins if variant is not None and variant.pypi_pins is not None else (variant and variant.pins)
-        if pins is None:
-            continue
-        wheel = linux_wheel(releases.get(str(release.version), []))
-        if wheel is None:
-            continue
-        actual = cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheel)
-        problems += compare(f"torch {release.version}+{tag} pins", pins, actual, wheel)
+        for platform in ("linux-x86_64", "linux-aarch64"):
+            tag = release.pypi_variant.get(platform)
+            variant = next((v for v in release.builds if v.tag == tag and platform in v.platforms), None)
+            pins = None if variant is None else pypi_wheel_pins(variant)
+            if pins is None:
+                continue
+            wheel = pick_wheel(releases.get(str(release.version), []), platform)
+            if wheel is None:
+                continue
+            actual = written_cuda_requirements(session, "https://pypi.org/pypi/torch/json", wheel, platform)
+            problems += compare(f"torch {release.version}+{tag} {platform} pins", pins, actual, wheel)
     return problems
 
 

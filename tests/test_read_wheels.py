@@ -155,7 +155,8 @@ def cc(*texts: str) -> frozenset[tuple[int, int]]:
     return frozenset(tuple(int(p) for p in t.split(".")) for t in texts)  # type: ignore[misc]
 
 
-PINS = {"cuda-toolkit": "==13.0.3", "nvidia-cudnn-cu13": "==9.20.0.48", "nvidia-nccl-cu13": "==2.29.7",
+# The fake METADATA's pins as the data writes them: cuda-toolkit keeps the extras its wheel names.
+PINS = {"cuda-toolkit[cublas,cudart]": "==13.0.3", "nvidia-cudnn-cu13": "==9.20.0.48", "nvidia-nccl-cu13": "==2.29.7",
         "cuda-bindings": ">=13.0.3,<14"}
 
 
@@ -253,7 +254,36 @@ def test_parse_version_py(version, cuda):
 )
 def test_cuda_pins_follow_the_platform_markers(platform, python, expected):
     expected = {k: str(read_wheels.SpecifierSet(v)) for k, v in expected.items()}
-    assert read_wheels.cuda_pins(METADATA, platform, python) == expected
+    assert read_wheels.written_cuda_pins(METADATA, platform, python) == expected
+
+
+def test_flattened_pins_drop_the_extras_written_pins_keep_them():
+    assert pypi_wheels.cuda_pins(METADATA)["cuda-toolkit"] == "==13.0.3"
+    assert pypi_wheels.written_cuda_pins(METADATA)["cuda-toolkit[cublas,cudart]"] == "==13.0.3"
+
+
+TOOLKIT = "cuda-toolkit[cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]"
+
+
+@pytest.mark.parametrize(
+    "data, wheel, expected",
+    [
+        # torch 2.12.1 as written: equal, whatever the order of the extras or of a range's parts
+        ({TOOLKIT: "==13.0.2", "nvidia-cublas": ">=13.1.0.3,<=13.1.1.3"}, {TOOLKIT: "==13.0.2", "nvidia-cublas": "<=13.1.1.3,>=13.1.0.3"}, []),
+        ({"cuda-toolkit[nvtx,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc]": "==13.0.2"}, {TOOLKIT: "==13.0.2"}, []),
+        ({"Nvidia_CUDNN_cu13": "==9.20.0.48"}, {"nvidia-cudnn-cu13": "==9.20.0.48"}, []),
+        # a plain pin where the wheel names extras: the subset the loader would not see
+        ({"cuda-toolkit": "==13.0.2"}, {TOOLKIT: "==13.0.2"}, [f"cuda-toolkit: data cuda-toolkit==13.0.2, wheel {TOOLKIT}==13.0.2"]),
+        # one extra more than the wheel asks for (2.15.0 has no curand)
+        ({"cuda-toolkit[cublas,curand]": "==13.2.2"}, {"cuda-toolkit[cublas]": "==13.2.2"},
+         ["cuda-toolkit: data cuda-toolkit[cublas,curand]==13.2.2, wheel cuda-toolkit[cublas]==13.2.2"]),
+        ({"nvidia-cublas": "==13.1.0.3"}, {}, ["nvidia-cublas: data nvidia-cublas==13.1.0.3, wheel none"]),
+        ({}, {"nvidia-cublas": "<=13.1.1.3,>=13.1.0.3"}, ["nvidia-cublas: data none, wheel nvidia-cublas<=13.1.1.3,>=13.1.0.3"]),
+        ({"nvidia-nccl-cu13": "==2.29.7"}, {"nvidia-nccl-cu13": "==2.28.9"}, ["nvidia-nccl-cu13: data nvidia-nccl-cu13==2.29.7, wheel nvidia-nccl-cu13==2.28.9"]),
+    ],
+)
+def test_pin_differences_compare_as_written_extras_included(data, wheel, expected):
+    assert pypi_wheels.pin_differences(data, wheel) == expected
 
 
 @pytest.mark.parametrize(
@@ -349,6 +379,14 @@ def _drop(release: SimpleNamespace, index: int) -> SimpleNamespace:
         (lambda r: _with(r, 0, cudnn="9.10.2"), "cu130: cudnn: data 9.10.2, wheel 9.20.0"),
         (lambda r: _with(r, 0, cuda=Version("13.2")), "cu130: cuda: data 13.2, wheel 13.0"),
         (lambda r: _with(r, 0, pins={**PINS, "nvidia-nccl-cu13": "==2.28.9"}), "nvidia-nccl-cu13==2.28.9"),
+        # the loader's expansion is not what the wheel writes: the data's pins as written are compared
+        (lambda r: _with(r, 0, pins={**PINS, "nvidia-cublas": "==13.1.1.3.*"}, written_pins=dict(PINS)), None),
+        (lambda r: _with(r, 0, written_pins={"cuda-toolkit": "==13.0.3", **{k: v for k, v in PINS.items() if "[" not in k}}),
+         "cu130: pins: data cuda-bindings<14,>=13.0.3, cuda-toolkit==13.0.3"),
+        (lambda r: _with(r, 0, pins={k.replace("cublas,", ""): v for k, v in PINS.items()}), "cuda-toolkit[cudart]==13.0.3"),
+        # pypi_pins, where recorded, are the PyPI wheel's (2.0, 2.1)
+        (lambda r: _with(r, 0, pypi_pins={"nvidia-cudnn-cu13": "==9.20.0.48"}), "cu130: pins: data nvidia-cudnn-cu13==9.20.0.48, wheel"),
+        (lambda r: _with(r, 0, pins={}, pypi_pins=dict(PINS)), None),
         (lambda r: _with(r, 1, pins=None), "cu130: pins: data unknown, wheel"),
         (lambda r: _with(r, 2, pins={"nvidia-cudnn-cu13": "==9.20.0.48"}), "cpu: pins: data nvidia-cudnn-cu13"),
         (lambda r: _with(r, 0, platforms=frozenset({"windows-x86_64"})), "variant missing: no cu130 variant on linux-x86_64"),
@@ -359,9 +397,10 @@ def _drop(release: SimpleNamespace, index: int) -> SimpleNamespace:
     ],
 )
 def test_a_difference_with_the_data_exits_1(pypi, capsys, change, expected):
-    assert read_wheels.main([], torch_data=[change(agreeing_release())]) == 1
+    """Each change makes one difference (expected: a part of its line), or none (None)."""
+    assert read_wheels.main([], torch_data=[change(agreeing_release())]) == (0 if expected is None else 1)
     out = capsys.readouterr().out
-    assert expected in out
+    assert ("DIFFERENCE" not in out) if expected is None else (expected in out)
 
 
 def test_table_sass_that_differs_is_reported(pypi, capsys):
@@ -396,7 +435,7 @@ def test_verify_pypi_reads_requirements_through_the_shared_helpers(pypi):
     verify_pypi = _script("verify_pypi")
     assert verify_pypi.requirements is pypi_wheels.requirements
     wheel = next(f for f in pypi_json()["releases"]["2.13.0"] if f["filename"].endswith("cp312-manylinux_2_28_x86_64.whl"))
-    assert verify_pypi.cuda_requirements(verify_pypi.requests.Session(), INDEX, wheel) == {
+    assert verify_pypi.written_cuda_requirements(verify_pypi.requests.Session(), INDEX, wheel) == {
         k: str(read_wheels.SpecifierSet(v)) for k, v in PINS.items()}
     assert verify_pypi.linux_wheel(pypi_json()["releases"]["2.13.0"])["filename"].endswith("_x86_64.whl")
 
@@ -411,3 +450,24 @@ def test_macos_minimums_per_python_from_wheel_tags():
     )]
     assert pypi_wheels.macos_minimums(files) == {"macos-arm64": {"3.12": "11.0", "3.14": "14.0"},
                                                  "macos-x86_64": {"3.11": "10.9"}}
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda r: r, []),
+        # the loader's expansion beside the pins as written is not compared
+        (lambda r: _with(r, 0, pins={**PINS, "nvidia-cublas": "==13.1.1.3.*"}, written_pins=dict(PINS)), []),
+        (lambda r: _with(r, 0, pins={"cuda-toolkit" if "[" in k else k: v for k, v in PINS.items()}),
+         ["torch 2.13.0+cu130 linux-x86_64 pins: cuda-toolkit: data cuda-toolkit==13.0.3, wheel cuda-toolkit[cublas,cudart]==13.0.3"]),
+        (lambda r: _with(r, 1, pins={**PINS, "nvidia-nccl-cu13": "==2.29.7"}),
+         ["torch 2.13.0+cu130 linux-aarch64 pins: nvidia-nccl-cu13: data nvidia-nccl-cu13==2.29.7, wheel none"]),
+    ],
+)
+def test_verify_pypi_compares_the_pins_as_written_on_both_linux_platforms(pypi, capsys, change, expected):
+    verify_pypi = _script("verify_pypi")
+    matrices = SimpleNamespace(torch=[change(agreeing_release())])
+    assert verify_pypi.check_pins(matrices, pypi_json()["releases"]) == len(expected)
+    out = capsys.readouterr().out.splitlines()
+    assert [line.rpartition(" (")[0] for line in out if " match " not in line] == expected
+    assert len(out) == 2

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import responses
+from packaging.version import Version
 from test_read_wheels import _script, make_wheel
 
 from cudafit.loader import load
@@ -98,3 +99,51 @@ def test_a_new_library_release_is_listed_not_drafted(matrices, tmp_path):
         assert refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append) == 1
     assert lines == ["vllm 0.34.0: on PyPI (2027-01-20) but not in matrices/vllm/"]
     assert not list(tmp_path.iterdir())
+
+
+def _between(matrices, name: str) -> str:
+    """A version between the oldest and newest the data knows of `name`, which it lacks."""
+    known = sorted(refresh.FAMILIES[name][2](matrices))
+    version = Version(f"{known[0]}.99")  # 1.12.0.99: past the oldest, short of the next
+    assert known[0] < version < known[-1] and version not in known
+    return str(version)
+
+
+@pytest.mark.parametrize(
+    "name, wheel, listed",
+    [
+        # a library's release below its newest known one is a gap (torchao 0.14.0 beside 0.14.1)
+        ("torchao", "torchao-{v}-py3-none-any.whl", True),
+        ("bitsandbytes", "bitsandbytes-{v}-py3-none-manylinux_2_24_x86_64.whl", True),
+        # a companion is recorded on torch's releases: one between them that pairs with none is no gap
+        ("torchvision", "torchvision-{v}-cp312-cp312-manylinux_2_28_x86_64.whl", False),
+    ],
+)
+def test_a_release_below_the_newest_known_is_listed(matrices, tmp_path, name, wheel, listed):
+    version = _between(matrices, name)
+    extra = {name: {version: files(wheel.format(v=version))}}
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake_pypi(mock, matrices, extra)
+        lines: list[str] = []
+        lacking = refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append)
+    expected = [f"{name} {version}: on PyPI (2027-01-20) but not in matrices/{refresh.FAMILIES[name][0]}/"] if listed else []
+    assert (lacking, lines) == (len(expected), expected)
+
+
+def test_a_torch_release_below_the_newest_is_drafted(matrices, tmp_path):
+    version = _between(matrices, "torch")
+    extra = {"torch": {version: files(NEW_WHEEL)}}
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake_pypi(mock, matrices, extra)
+        lines: list[str] = []
+        assert refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append) == 1
+    assert lines[0] == f"torch {version}: on PyPI (2027-01-20) but not in matrices/pytorch/"
+    assert (tmp_path / f"torch-{version}.draft.toml").exists()
+
+
+def test_a_draft_writes_the_pins_as_the_wheel_does(matrices, tmp_path):
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake_pypi(mock, matrices, {"torch": {"2.16.0": files(NEW_WHEEL)}})
+        refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lambda line: None)
+    text = (tmp_path / "torch-2.16.0.draft.toml").read_text()
+    assert '"cuda-toolkit[cublas,cudart]" = "==13.0.3"' in text and 'nvidia-cudnn-cu13 = "==9.20.0.48"' in text

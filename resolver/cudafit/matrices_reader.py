@@ -244,10 +244,12 @@ def _toolkit_wheels(file: str, doc: dict, sources: set[str]) -> ToolkitWheels:
 
 
 def _with_toolkit_wheels(file: str, releases: Any, wheels: ToolkitWheels) -> tuple:
-    """Each build of `file` that requires cuda-toolkit==X (or cuda-toolkit[EXTRA,...]==X, some of
-    its extras only) also pins the library wheels X brings for those extras, so that the solver
-    compares them with other frameworks' nvidia-* pins (an explicit pin on the same wheel stays,
-    and both must hold)."""
+    """Each build of `file` that requires cuda-toolkit[EXTRA,...]==X also pins the library wheels
+    X brings for exactly those extras, so that the solver compares them with other frameworks'
+    nvidia-* pins (an explicit pin on the same wheel stays, and both must hold: torch 2.12's cuBLAS
+    range). The pins as written stay in `raw_pins`. A plain cuda-toolkit pin is refused: installed,
+    it brings no library wheel, and no torch wheel writes one (each names the extras it wants:
+    2.15's leave out curand, 2.12's cublas), so in the data it can only be a list left out."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     def expand(release: Any, build: Any) -> Any:
@@ -260,21 +262,24 @@ def _with_toolkit_wheels(file: str, releases: Any, wheels: ToolkitWheels) -> tup
             asked = Requirement(f"{key}{spec}")
         except InvalidRequirement:
             raise DataError(f"{where}: {key} {spec!r} is not a requirement") from None
+        if not asked.extras:
+            raise DataError(
+                f"{where}: cuda-toolkit {spec} names no extra; write the extras the wheel's Requires-Dist asks for, "
+                f'"cuda-toolkit[cublas,cudart,...]" = "{spec}" (a plain pin installs no library wheel)'
+            )
         version = spec[2:] if spec.startswith("==") and "," not in spec else None
         if version is None or version not in wheels.pins:
             raise DataError(f"{where}: cuda-toolkit {spec} has no [[toolkit_wheel]] in nvidia.toml")
-        brought = wheels.pins[version]
-        if asked.extras:
-            unknown = sorted(asked.extras - set(wheels.extras))
-            if unknown:
-                raise DataError(f"{where}: cuda-toolkit extra(s) {', '.join(unknown)} not in [toolkit_wheel_extras] of nvidia.toml")
-            names = {wheels.extras[x] for x in asked.extras}
-            brought = {dist: s for dist, s in brought.items() if re.sub(r"-cu\d+$", "", dist) in names}
+        unknown = sorted(asked.extras - set(wheels.extras))
+        if unknown:
+            raise DataError(f"{where}: cuda-toolkit extra(s) {', '.join(unknown)} not in [toolkit_wheel_extras] of nvidia.toml")
+        names = {wheels.extras[x] for x in asked.extras}
+        brought = {dist: s for dist, s in wheels.pins[version].items() if re.sub(r"-cu\d+$", "", dist) in names}
         pins = {k: v for k, v in build.pins.items() if k != key}
         pins["cuda-toolkit"] = spec
         for dist, wheel_spec in brought.items():
             pins[dist] = f"{pins[dist]},{wheel_spec}" if dist in pins else wheel_spec
-        return build._replace(pins=pins)
+        return build._replace(pins=pins, raw_pins=dict(build.pins))
 
     return tuple(r._replace(builds=tuple(expand(r, b) for b in r.builds)) for r in releases)
 

@@ -137,10 +137,19 @@ class Build(NamedTuple):
     # installed torch.
     route: str = ""
     asset: str = ""  # route "asset": the build's part of the asset's file name (flash-attn: cu12torch2.8cxx11abiTRUE)
+    # The pins as the data (and the wheel's Requires-Dist) writes them, where the loader expanded a
+    # cuda-toolkit[EXTRA,...] pin into the library wheels of those extras; None: `pins` is that text.
+    raw_pins: Optional[dict[str, str]] = None
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
         return found.grade if found else "unknown"
+
+    @property
+    def written_pins(self) -> Optional[dict[str, str]]:
+        """The pins as written, cuda-toolkit's extras kept (what the maintainer scripts compare with
+        a wheel's Requires-Dist); `pins` is what they install."""
+        return self.raw_pins if self.raw_pins is not None else self.pins
 
     @property
     def major(self) -> int:
