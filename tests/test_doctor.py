@@ -704,6 +704,14 @@ def _driver_codes(findings: list[dict]) -> list[str]:
     return [f["code"] for f in findings if f["code"] in ("DR001", "DR002", "DR003")]
 
 
+def _with_torch(env, build: str) -> None:
+    """A CUDA torch, a CPU torch, or none ("none") in the environment."""
+    if build == "cuda":
+        env.torch("2.9.0+cu128", "12.8")
+    elif build == "cpu":
+        env.torch("2.9.0+cpu", None)
+
+
 @pytest.mark.parametrize(
     "case, said",
     [
@@ -713,10 +721,7 @@ def _driver_codes(findings: list[dict]) -> list[str]:
 )
 @pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
 def test_nvidia_smi_garbage_is_a_driver_finding_in_doctor(env, fake_smi, case, said, build):
-    if build == "cuda":
-        env.torch("2.9.0+cu128", "12.8")
-    elif build == "cpu":
-        env.torch("2.9.0+cpu", None)
+    _with_torch(env, build)
     fake_smi(case)
     result = doctor(env, *LINUX)
     assert result.exit_code == 1, result.output
@@ -746,10 +751,7 @@ def test_nvidia_smi_garbage_with_the_kernel_module_loaded(env, fake_smi, tmp_pat
 
 @pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
 def test_no_devices_is_one_story(env, fake_smi, build):
-    if build == "cuda":
-        env.torch("2.9.0+cu128", "12.8")
-    elif build == "cpu":
-        env.torch("2.9.0+cpu", None)
+    _with_torch(env, build)
     fake_smi("no-devices")
     result = doctor(env, *LINUX, fmt="")
     assert result.exit_code == 1, result.output
@@ -762,10 +764,7 @@ def test_no_devices_is_one_story(env, fake_smi, build):
 
 @pytest.mark.parametrize("build", ["cuda", "cpu", "none"])
 def test_nvidia_smi_absent_and_printing_nothing_both_mean_no_driver(env, fake_smi, tmp_path, monkeypatch, build):
-    if build == "cuda":
-        env.torch("2.9.0+cu128", "12.8")
-    elif build == "cpu":
-        env.torch("2.9.0+cpu", None)
+    _with_torch(env, build)
     bare = tmp_path / "bare-bin"
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))  # no nvidia-smi anywhere, not even the host's

@@ -4,11 +4,11 @@ graded from the sources each entry cited."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
+from maint_scripts import script
 from packaging.version import Version
 
 from cudafit.loader import data_dir, load
@@ -18,11 +18,7 @@ SCHEMA1 = Path(__file__).parent / "fixtures" / "schema1"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("migrate_schema2", ROOT / "scripts" / "migrate_schema2.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("migrate_schema2")
 
 
 @pytest.fixture(scope="module")

@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import random
 import re
-import sys
 import textwrap
 import zipfile
-from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
 import responses
+from maint_scripts import script
 from packaging.version import Version
 
 from cudafit.binaries import parse_arch_string
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def _script(name: str) -> ModuleType:
-    """Import scripts/NAME.py (scripts are not a package; they import pypi_wheels as a sibling)."""
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+_script = script
 
 
 read_wheels = _script("read_wheels")
