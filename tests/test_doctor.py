@@ -648,31 +648,38 @@ def findings_of(env: FakeEnv, *machine: str) -> list[dict]:
     return json.loads(doctor(env, *machine).stdout)["findings"]
 
 
+# The environment runs this interpreter's Python (3.10 to 3.13): onnxruntime 1.23.2 has wheels for
+# all four and runs on an H100 with driver 580; 1.28.0 (CUDA 13 on Linux) needs driver 580, so a
+# V100 with 535 runs an older release (1.23.2 or 1.26.0, by Python).
+ORT_ALL_PYTHONS = "1.23.2"
+V100_535 = [*LINUX, "--driver", "535.104.05", "--gpu", "Tesla V100-SXM2-16GB"]
+
+
 def test_cpu_onnxruntime_beside_a_gpu_is_dr010(env):
-    env.dist("onnxruntime", "1.26.0")
+    env.dist("onnxruntime", ORT_ALL_PYTHONS)
     result = doctor(env, *H100_580)
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert [(b["name"], b["version"], b["kind"]) for b in data["environment"]["frameworks"]] == [("onnxruntime", "1.26.0", "cpu")]
+    assert [(b["name"], b["version"], b["kind"]) for b in data["environment"]["frameworks"]] == [("onnxruntime", ORT_ALL_PYTHONS, "cpu")]
     dr010 = [f for f in data["findings"] if f["code"] == "DR010"]
-    assert len(dr010) == 1 and "onnxruntime 1.26.0" in dr010[0]["message"] and "H100" in dr010[0]["message"]
+    assert len(dr010) == 1 and f"onnxruntime {ORT_ALL_PYTHONS}" in dr010[0]["message"] and "H100" in dr010[0]["message"]
     assert "onnxruntime-gpu" in dr010[0]["fix"] and "same release" in dr010[0]["fix"]
     # onnxruntime goes first: both install the onnxruntime module, and pip removing it later would take onnxruntime-gpu's files.
     assert dr010[0]["commands"][0] == f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime"
-    assert installs(dr010[0]["commands"]) == resolved("onnxruntime-gpu==1.26.0", *H100_580)
+    assert installs(dr010[0]["commands"]) == resolved(f"onnxruntime-gpu=={ORT_ALL_PYTHONS}", *H100_580)
 
 
 def test_cpu_onnxruntime_whose_release_cannot_run_gets_the_resolvers_build(env):
-    env.dist("onnxruntime", "1.26.0")
-    dr010 = next(f for f in findings_of(env, *V100_470) if f["code"] == "DR010")
+    env.dist("onnxruntime", "1.28.0")
+    dr010 = next(f for f in findings_of(env, *V100_535) if f["code"] == "DR010")
     assert "that runs here" in dr010["fix"]
-    assert installs(dr010["commands"]) == resolved("onnxruntime-gpu", *V100_470)
-    assert not any("==1.26.0" in c for c in installs(dr010["commands"]))
+    assert installs(dr010["commands"]) == resolved("onnxruntime-gpu", *V100_535)
+    assert not any("==1.28.0" in c for c in installs(dr010["commands"]))
 
 
 @pytest.mark.parametrize("machine", [NO_DRIVER, MACOS, V100_418], ids=["no-driver", "macos", "no-gpu-build-runs"])
 def test_cpu_onnxruntime_where_it_is_the_right_build(env, machine):
-    env.dist("onnxruntime", "1.26.0")
+    env.dist("onnxruntime", ORT_ALL_PYTHONS)
     result = doctor(env, *machine)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["findings"] == []
@@ -688,16 +695,16 @@ def test_every_fix_that_installs_onnxruntime_gpu_removes_onnxruntime_first(env):
 
 
 def test_dr032_never_reinstalls_a_build_another_finding_says_cannot_run(env):
-    """Before: DR032 said `pip install onnxruntime-gpu==1.26.0`, the build DR020 says needs driver 525."""
-    env.dist("onnxruntime", "1.26.0").dist("onnxruntime-gpu", "1.26.0")
-    findings = findings_of(env, *V100_470)
+    """Before: DR032 said `pip install onnxruntime-gpu==X`, the build DR020 says needs a newer driver."""
+    env.dist("onnxruntime", "1.28.0").dist("onnxruntime-gpu", "1.28.0")
+    findings = findings_of(env, *V100_535)
     dr020 = next(f for f in findings if f["code"] == "DR020")
-    assert dr020["message"].startswith("onnxruntime-gpu 1.26.0 ")
+    assert dr020["message"].startswith("onnxruntime-gpu 1.28.0 ")
     dr032 = next(f for f in findings if f["code"] == "DR032")
     assert dr032["commands"][0] == f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime onnxruntime-gpu"
-    assert installs(dr032["commands"]) == resolved("onnxruntime-gpu", *V100_470)
+    assert installs(dr032["commands"]) == resolved("onnxruntime-gpu", *V100_535)
     for f in findings:
-        assert not any(re.search(r"onnxruntime-gpu(\[[^]]*\])?==1\.26\.0\b", c) for c in installs(f["commands"])), f
+        assert not any(re.search(r"onnxruntime-gpu(\[[^]]*\])?==1\.28\.0\b", c) for c in installs(f["commands"])), f
 
 
 def _driver_codes(findings: list[dict]) -> list[str]:
