@@ -531,3 +531,17 @@ def test_check_drops_a_library_it_reported_as_unreachable(tmp_path):
 def test_bitsandbytes_cpu_library_is_not_chosen_beside_a_cuda_torch():
     code, data = resolve("torch", "bitsandbytes", *H100_580)
     assert code == 0 and [c for c in data["packages"] if c["name"] == "bitsandbytes"][0]["variant"].startswith("cu")
+
+
+GTX1080_550 = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "550.54.14", "--gpu", "NVIDIA GeForce GTX 1080"]
+
+
+def test_bitsandbytes_pairs_each_library_with_the_torch_cuda_that_loads_it():
+    """bitsandbytes 0.50 loads the library of torch's CUDA version: cuda121-126 carry sm_60 (read
+    from their fatbinaries), cuda128 does not. A Pascal GPU gets the newest torch whose CUDA loads a
+    library with its code (cu126), not a CUDA 11 one; a build for 12.8 stands for 12.8 on only."""
+    code, data = resolve("torch", "bitsandbytes", *GTX1080_550)
+    assert code == 0 and chosen(data)["torch"] == "torch==2.14.1+cu126", chosen(data)
+    # an RTX 4090 has code in both: beside torch 2.14.1+cu126 the cu128 library is never loaded
+    result = CliRunner().invoke(main, ["resolve", "torch==2.14.1+cu126", "bitsandbytes", *RTX4090_550, "--why", "bitsandbytes==0.50.2+cu128"])
+    assert "loads its library for torch's CUDA version and stands for CUDA <13,>=12.8 only, not CUDA 12.6" in result.stdout, result.stdout

@@ -26,6 +26,10 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}): a build made against {clash.dist} runs on its CUDA major only"
     if clash.kind == "cuda-major":
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment (allow it with --mixed-cuda)"
+    if clash.kind == "cuda-range":
+        # unknown_is_a: a is the library made against b's distribution
+        library, other = (clash.a if name_a else "this build", clash.b) if clash.unknown_is_a else (clash.b, clash.a if name_a else "this build")
+        return f"{library} loads its library for {clash.dist}'s CUDA version and stands for CUDA {clash.a_value} only, not CUDA {clash.b_value} ({other})"
     if clash.kind == "cudnn-major":
         return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
     if clash.kind == "requires":

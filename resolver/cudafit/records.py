@@ -140,6 +140,9 @@ class Build(NamedTuple):
     # The pins as the data (and the wheel's Requires-Dist) writes them, where the loader expanded a
     # cuda-toolkit[EXTRA,...] pin into the library wheels of those extras; None: `pins` is that text.
     raw_pins: Optional[dict[str, str]] = None
+    # bitsandbytes: the CUDA versions of torch whose native library this build stands for
+    # (">=12.1,<12.8"): it loads the library of torch's CUDA version; "" for any of its major.
+    torch_cuda: str = ""
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
@@ -366,7 +369,7 @@ class Clash(NamedTuple):
     """Why two builds cannot share one environment: the solver's finding, as a value (explain.py
     words it)."""
 
-    kind: str  # cuda-major | cudnn-major | cudnn-unknown | pins-unknown | pin | requires
+    kind: str  # cuda-major | cuda-range | cudnn-major | cudnn-unknown | pins-unknown | pin | requires
     a: str  # the first build's label
     b: str  # the second build's label
     a_value: str = ""  # its CUDA major, cuDNN or specifier
@@ -407,6 +410,7 @@ class Candidate(NamedTuple):
     # True: its kernels load the CUDA runtime of the build it is made against, so that build must
     # be a CUDA one (xformers, vllm, flash-attn; torchao's kernels are optional)
     needs_required_cuda: bool = False
+    torch_cuda: str = ""  # the CUDA versions of the build it is made against that it serves (records.Build.torch_cuda)
 
     @property
     def label(self) -> str:

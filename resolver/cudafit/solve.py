@@ -142,6 +142,10 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     if found_requires is not None:
         return found_requires
     for x, y, dist in ((a, b, a_on_b), (b, a, b_on_a)):
+        # A library that loads the native library of the CUDA version of the build it is made
+        # against (bitsandbytes) stands for those versions only.
+        if dist and x.torch_cuda and y.cuda and not _admits(x.torch_cuda, y.cuda):
+            return Clash("cuda-range", a.label, b.label, x.torch_cuda, y.cuda, dist=dist, unknown_is_a=x is a)
         if dist and x.needs_required_cuda and x.cuda and not y.cuda:
             return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=dist)
     if a.cuda and b.cuda and (bound or not policy.mixed_cuda) and a.cuda.split(".")[0] != b.cuda.split(".")[0]:
@@ -411,12 +415,16 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
     # A library built against one version of a framework tells builds of the same CUDA and pins
     # apart by their versions; without one, versions do not matter here.
     versions_matter = any(c.requires for d in domains for c in d)
+    # ... and a library that stands for some CUDA versions of its framework (bitsandbytes) tells
+    # them apart by their minor too.
+    minors_matter = any(c.torch_cuda for d in domains for c in d)
 
     def signature(c: Candidate) -> tuple:
         # All that `conflict` looks at; builds of many releases share one (same CUDA, same pins).
         built = tuple((p.name, p.version, p.local) for p in c.packages) if versions_matter else ()
         return (
-            c.cuda and c.cuda.split(".")[0],
+            c.cuda if minors_matter else c.cuda and c.cuda.split(".")[0],
+            c.torch_cuda,
             c.cudnn and c.cudnn.split(".")[0],
             c.pins_known,
             tuple(sorted(c.pins.items())),

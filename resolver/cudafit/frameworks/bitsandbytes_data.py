@@ -18,8 +18,20 @@ def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[Li
 
 
 def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
-    if build.kind not in ("cuda", "cpu") or (build.kind == "cuda" and len(build.tag) != 4):
-        raise e.fail("tag", "a bitsandbytes build is a CUDA major its wheel carries (cu12) or its CPU library (cpu)")
+    if build.kind not in ("cuda", "cpu") or (build.kind == "cuda" and len(build.tag) not in (4, 5)):
+        raise e.fail("tag", "a bitsandbytes build is CUDA libraries its wheel carries (cu12; cu128 where a major's differ) or its CPU library (cpu)")
     if not build.pins or "torch" not in build.pins:
         raise e.fail("pins", 'name the torch it requires (torch = ">=2.4,<3")')
-    return {}
+    torch_cuda = e.get("torch_cuda", _read_cuda_range, required=False, default="")
+    if torch_cuda and build.cuda is not None and f"{build.cuda.major}." not in torch_cuda:
+        raise e.fail("torch_cuda", f"the CUDA versions it serves lie in its own major ({build.cuda.major})")
+    return {"torch_cuda": torch_cuda}
+
+
+def _read_cuda_range(value: Any) -> str:
+    """'>=12.1,<12.8': the CUDA versions of torch whose library the build stands for."""
+    from packaging.specifiers import SpecifierSet
+
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a version range like '>=12.1,<12.8'")
+    return str(SpecifierSet(value))

@@ -123,11 +123,12 @@ def candidates(
             return verdict
         tier, why, warnings = verdict
         url, mode = route(release, build)
-        # within a release, after the provider's own preference: the highest CUDA, as for torch
+        # within a release, after the provider's own preference: the highest CUDA, as for torch;
+        # builds that stand for some minors of one major (bitsandbytes' cu12 and cu128) rank alike,
+        # so torch's own preference picks among them, not the library's
         cuda = build_cuda(build)
-        return (tier, *prefer(build), tuple(-x for x in cuda.release) if cuda else ()), candidate(
-            family, release, build, why, warnings, url=url, mode=mode, needs_torch_cuda=not kernels_optional
-        )
+        cuda_key = (-cuda.major,) if cuda and build.torch_cuda else tuple(-x for x in cuda.release) if cuda else ()
+        return (tier, *prefer(build), cuda_key), candidate(family, release, build, why, warnings, url=url, mode=mode, needs_torch_cuda=not kernels_optional)
 
     return rank_builds(family, releases, spec, machine, ranked)
 
@@ -173,4 +174,5 @@ def candidate(
         requires=requires,
         loads_cudnn=False,
         needs_required_cuda=needs_torch_cuda and build.kind == "cuda",
+        torch_cuda=build.torch_cuda,
     )
