@@ -128,6 +128,8 @@ def test_cli_bundle_writes_into_a_folder_and_refuses_broken_data(tmp_path):
         (["data", "bundle", "-o", "missing/deeper/"], "cannot write into missing/deeper/: the folder does not exist"),
         (["data", "bundle", "-o", ""], "cannot write '': an empty path"),
         (["resolve", "torch", *MACHINE, "--format", "pip", "-o", "missing/x.txt"], "cannot write"),
+        # a trailing slash names a folder: never a file called `missing`
+        (["resolve", "torch", *MACHINE, "--format", "pip", "-o", "missing/"], "cannot write into missing/: the folder does not exist"),
     ],
 )
 def test_output_into_a_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch, args, expected):

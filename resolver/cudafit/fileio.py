@@ -65,8 +65,12 @@ def _inherited_fd(name: str) -> Optional[int]:
 
 def check_output(path: PathLike) -> None:
     """Refuse a target `-o` must not write (a directory, a block device, a socket, a symlink to
-    one of those) before any work is done."""
-    _straight(*_target(path))
+    one of those, a folder named with a trailing slash that is not there) before any work is done."""
+    name, st = _target(path)
+    if st is None and name.endswith(("/", os.sep)):
+        # `-o out/` names a folder: writing a file called `out` would not be what was asked
+        raise InputError(f"cannot write into {name}: the folder does not exist (create it first)")
+    _straight(name, st)
 
 
 def read_existing(path: PathLike) -> Optional[str]:
