@@ -287,8 +287,10 @@ def table_differences(code_cc: dict[str, dict[str, frozenset[int]]], release: An
     found = []
     for cuda, by_host in sorted(code_cc.items(), key=lambda item: Version(item[0])):
         tag = "cu" + cuda.replace(".", "")
-        if tag in getattr(release, "not_shipped", ()):
-            continue  # the table follows the build scripts; the data records that this one was not published
+        if tag in getattr(release, "not_shipped", ()) or tag in getattr(release, "unconfirmed", ()):
+            # the table follows the build scripts; the data records that this one was not published,
+            # or that no reachable source says whether it was
+            continue
         if ALL_HOSTS in by_host and platform == "linux-x86_64" and not _linux_variants(release, tag):
             found.append(f"PYTORCH_RELEASES_CODE_CC[{cuda!r}] = {_ccs_text(_ccs(by_host[ALL_HOSTS]))}: the data has no {tag} variant on Linux")
         if host not in by_host:

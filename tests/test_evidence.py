@@ -241,6 +241,10 @@ BROKEN = [
      "[[release]] #2 (9.9.1): field 'not_shipped': names 'cu128', which is a [[build]] of torch 9.9.1"),
     ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["rocm7.0"]\n',
      "field 'not_shipped': 'rocm7.0' is not a CUDA build tag like cu134"),
+    ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nunconfirmed = ["cu128"]\n',
+     "[[release]] #2 (9.9.1): field 'unconfirmed': names 'cu128', which is a [[build]] of torch 9.9.1"),
+    ('torchaudio = "9.9.1"\n', 'torchaudio = "9.9.1"\nnot_shipped = ["cu134"]\nunconfirmed = ["cu134"]\n',
+     "field 'unconfirmed': a build is either not shipped or unconfirmed, not both"),
 ]
 
 

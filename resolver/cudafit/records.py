@@ -179,6 +179,9 @@ class TorchRelease(NamedTuple):
     # CUDA builds the wheel's own arch table or a build matrix lists, but which were not published
     # (cu134 in 2.14: removed before release); maintainer scripts skip them.
     not_shipped: tuple[str, ...] = ()
+    # CUDA builds the wheel's arch table lists whose publication no reachable source confirms or
+    # denies (cu134 in 2.15): not offered, and the maintainer scripts do not count them as missing.
+    unconfirmed: tuple[str, ...] = ()
     macos_min: dict[str, str] = {}  # macOS platform -> oldest macOS its wheels install on (wheel tags); never mutated
     # The conda package whose version picks the CUDA of the pytorch channel's builds: pytorch-cuda
     # from 1.13; cudatoolkit before (conda_cuda then lists cudatoolkit versions).

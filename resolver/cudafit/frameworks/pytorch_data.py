@@ -34,9 +34,12 @@ def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[To
                 raise e.fail("pypi_variant", f"{platform} = {tag!r} names no [[build]] of torch {version} on that platform")
             # A CPU build that only PyPI serves (macOS, older aarch64): the entry itself is the fact.
             pypi_only.append(platform)
-        for tag in r["not_shipped"]:
-            if any(b.tag == tag for b in own):
-                raise e.fail("not_shipped", f"names {tag!r}, which is a [[build]] of torch {version}")
+        for field in ("not_shipped", "unconfirmed"):
+            for tag in r[field]:
+                if any(b.tag == tag for b in own):
+                    raise e.fail(field, f"names {tag!r}, which is a [[build]] of torch {version}")
+        if set(r["not_shipped"]) & set(r["unconfirmed"]):
+            raise e.fail("unconfirmed", "a build is either not shipped or unconfirmed, not both")
         if pypi_only:
             own.append(
                 Build(tag="cpu", kind="cpu", platforms=frozenset(pypi_only), notes="served by PyPI", evidence={"exists": Evidence("measured", r["source"])})
@@ -53,6 +56,7 @@ def _release(e: Entry, version: Version) -> dict[str, Any]:
         conda_cuda_package=e.get("conda_cuda_package", _conda_package, required=False, default="pytorch-cuda"),
         pypi_variant=e.get("pypi_variant", _variant_map, required=False, default={}),
         not_shipped=tuple(e.get("not_shipped", read_cuda_tags, required=False, default=[])),
+        unconfirmed=tuple(e.get("unconfirmed", read_cuda_tags, required=False, default=[])),
         source=tuple(e.raw.get("source", ())),
     )
 
