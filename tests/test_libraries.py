@@ -427,8 +427,8 @@ def test_bitsandbytes_goes_with_torchs_cuda_major_and_with_a_cpu_torch():
 
 def test_bitsandbytes_refuses_a_torch_older_than_its_requirement():
     # 0.50.x carries CUDA 11, 12 and 13 libraries, so torch 2.3.1's cu121 fits by CUDA, but its
-    # Requires-Dist asks torch >= 2.4
-    code, data = resolve("torch==2.3.1", "bitsandbytes", *RTX4090_550)
+    # Requires-Dist asks torch >= 2.4 (an unpinned bitsandbytes now falls back to 0.49.2, torch >= 2.3)
+    code, data = resolve("torch==2.3.1", "bitsandbytes>=0.50", *RTX4090_550)
     assert code == 1
     assert any("bitsandbytes 0.50.2+cu12 needs torch<3,>=2.4" in c for c in data["conflicts"]), data["conflicts"]
 
@@ -545,3 +545,28 @@ def test_bitsandbytes_pairs_each_library_with_the_torch_cuda_that_loads_it():
     # an RTX 4090 has code in both: beside torch 2.14.1+cu126 the cu128 library is never loaded
     result = CliRunner().invoke(main, ["resolve", "torch==2.14.1+cu126", "bitsandbytes", *RTX4090_550, "--why", "bitsandbytes==0.50.2+cu128"])
     assert "loads its library for torch's CUDA version and stands for CUDA <13,>=12.8 only, not CUDA 12.6" in result.stdout, result.stdout
+
+
+RTX3090_550 = [*LINUX, "--driver", "550.54.14", "--gpu", "NVIDIA GeForce RTX 3090"]
+
+
+@pytest.mark.parametrize(
+    ("torch", "bnb", "variant"),
+    [
+        # bitsandbytes before 0.50 loads libbitsandbytes_cuda<torch.version.cuda> and no other
+        # (cextension.py / cuda_setup/main.py in the wheels): each library pairs with its own CUDA
+        ("torch==2.3.1+cu118", "bitsandbytes==0.43.3", "cu118"),
+        ("torch==2.3.1+cu121", "bitsandbytes==0.43.3", "cu121"),
+        ("torch==2.5.1+cu124", "bitsandbytes==0.43.3", "cu124"),
+        # 0.43.0's wheels carry cuda117-123, no cuda124: nothing loads beside a CUDA 12.4 torch
+        ("torch==2.5.1+cu124", "bitsandbytes==0.43.0", None),
+    ],
+)
+def test_bitsandbytes_before_050_pairs_only_with_the_torch_cuda_of_a_library_it_carries(torch, bnb, variant):
+    code, data = resolve(torch, bnb, *RTX3090_550)
+    if variant is None:
+        assert code != 0 and any("stands for CUDA ==12.0.* only, not CUDA 12.4" in c for c in data["conflicts"]), data
+        return
+    assert code == 0, data
+    packages = {p["name"]: p for p in data["packages"]}
+    assert packages["bitsandbytes"]["requirement"] == bnb and packages["bitsandbytes"]["variant"] == variant

@@ -29,6 +29,8 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
     if clash.kind == "cuda-range":
         # unknown_is_a: a is the library made against b's distribution
         library, other = (clash.a if name_a else "this build", clash.b) if clash.unknown_is_a else (clash.b, clash.a if name_a else "this build")
+        if clash.a_value == "cpu":
+            return f"{library} is the CPU library, which loads beside a CPU {clash.dist} only, not CUDA {clash.b_value} ({other})"
         return f"{library} loads its library for {clash.dist}'s CUDA version and stands for CUDA {clash.a_value} only, not CUDA {clash.b_value} ({other})"
     if clash.kind == "cudnn-major":
         return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
@@ -203,7 +205,10 @@ def conflicts(
         for r in telling:
             if r.constraint != "python":
                 grouped.setdefault((r.constraint, r.reason), []).append(r.build)
-        ordered = sorted(grouped.items(), key=lambda item: _CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)))
+        # A library build that stands for other CUDA versions of its framework (bitsandbytes'
+        # per-version libraries) says least: the one that pairs, and why it fails, comes first.
+        pairing = {(r.constraint, r.reason) for r in telling if r.cause == "cuda-range"}
+        ordered = sorted(grouped.items(), key=lambda item: (_CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)), item[0] in pairing))
         for (constraint, reason), subjects in ordered:
             out.append(f"{constraint}: {family} {compact(subjects)}: {reason}")
         python = [r for r in telling if r.constraint == "python"]

@@ -144,7 +144,9 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     for x, y, dist in ((a, b, a_on_b), (b, a, b_on_a)):
         # A library that loads the native library of the CUDA version of the build it is made
         # against (bitsandbytes) stands for those versions only.
-        if dist and x.torch_cuda and y.cuda and not _admits(x.torch_cuda, y.cuda):
+        if dist and x.torch_cuda == "cpu" and y.cuda:
+            return Clash("cuda-range", a.label, b.label, "cpu", y.cuda, dist=dist, unknown_is_a=x is a)
+        if dist and x.torch_cuda and x.torch_cuda != "cpu" and y.cuda and not _admits(x.torch_cuda, y.cuda):
             return Clash("cuda-range", a.label, b.label, x.torch_cuda, y.cuda, dist=dist, unknown_is_a=x is a)
         if dist and x.needs_required_cuda and x.cuda and not y.cuda:
             return Clash("cuda-major", a.label, b.label, (a.cuda or "cpu").split(".")[0], (b.cuda or "cpu").split(".")[0], dist=dist)

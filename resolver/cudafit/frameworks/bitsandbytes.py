@@ -29,10 +29,9 @@ def candidates(
 
     def judge(release: LibraryRelease, build: Build) -> library.Verdict:
         if build.kind == "cpu":
-            if gpu:
-                # beside a CUDA torch the same wheel loads a CUDA library: that is the build to judge
-                return Rejection(FAMILY, release.version, build.tag, "accelerator", "its CPU library serves a CPU torch; here torch is a CUDA build")
-            return 0, (f"its CPU library; {library.evidence_text(build)}",), ()
+            # It loads its CPU library beside a CPU torch, whatever GPU the machine has: the pairing
+            # with torch decides (records.Build.torch_cuda "cpu"), ranked after the CUDA libraries.
+            return (1 if gpu else 0), (f"its CPU library, beside a CPU torch; {library.evidence_text(build)}",), ()
         if not gpu:
             return Rejection(FAMILY, release.version, build.tag, "accelerator", "its CUDA libraries need an NVIDIA GPU; the CPU library serves here")
         return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem)

@@ -25,7 +25,8 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
     torch_cuda = e.get("torch_cuda", _read_cuda_range, required=False, default="")
     if torch_cuda and build.cuda is not None and f"{build.cuda.major}." not in torch_cuda:
         raise e.fail("torch_cuda", f"the CUDA versions it serves lie in its own major ({build.cuda.major})")
-    return {"torch_cuda": torch_cuda}
+    # The CPU library is what bitsandbytes loads beside a CPU torch, whatever GPU is there.
+    return {"torch_cuda": torch_cuda or ("cpu" if build.kind == "cpu" else "")}
 
 
 def _read_cuda_range(value: Any) -> str:
