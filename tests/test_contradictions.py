@@ -95,3 +95,24 @@ def test_an_extra_clashes_with_the_base_set_only_where_it_is_chosen(tmp_path):
 )
 def test_requirements_that_never_install_together_do_not_clash(tmp_path, files):
     assert _found(tmp_path, files)[0] == []
+
+
+# jax's own METADATA (PyPI wheel, read 2026-12-02): 0.4.26 asks numpy>=1.22, >=1.23.2 on Python 3.11,
+# >=1.26.0 on 3.12 and later (matrices/jax, `requires`).
+@pytest.mark.parametrize("text, where", [
+    ("jax==0.4.26\nnumpy==1.24.3\n", "Python 3.12, 3.13"),  # alphafold's requirements.txt
+    ("jax==0.4.26\nnumpy<1.22\n", ""),  # every Python
+])
+def test_a_pinned_release_brings_its_own_requirements(tmp_path, text, where):
+    found, code = _found(tmp_path, {"requirements.txt": text})
+    assert code == 1 and len(found) == 1 and found[0]["line"] == 1
+    assert "jax 0.4.26's own requirement numpy" in found[0]["message"] and (found[0]["environments"] or "") == where
+
+
+@pytest.mark.parametrize("text", [
+    "jax==0.4.26\nnumpy==1.26.4\n",
+    "jax>=0.4.26\nnumpy==1.24.3\n",  # a range may pick a release that accepts it: not certain
+    "jax==0.4.26; python_version < '3.12'\nnumpy==1.24.3\n",  # never on a Python that asks more
+])
+def test_a_release_requirement_the_file_meets_is_quiet(tmp_path, text):
+    assert _found(tmp_path, {"requirements.txt": text})[0] == []

@@ -17,7 +17,8 @@ from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, environments, view
-from cudafit.check.model import BUILD_SYSTEM, Document, Pin, Span
+from cudafit.check.model import BUILD_SYSTEM, Document, Pin
+from cudafit.records import Matrices
 
 # Resolved files: their resolver wrote one version per package and fork.
 _RESOLVED = ("uv-lock", "pylock", "conda-env")
@@ -36,33 +37,63 @@ class _Bound(NamedTuple):
     inclusive: bool
 
 
-def contradictions(doc: Document) -> tuple[list[Clash], list[Environment]]:
+def contradictions(doc: Document, matrices: Optional[Matrices] = None) -> tuple[list[Clash], list[Environment]]:
     """The clashes of the file, each with the environments it holds in, and the environments
-    they were asked of (to word where a clash holds)."""
+    they were asked of (to word where a clash holds). With the data, an exact pin of a release
+    whose own requirements it records (jax's numpy floor) brings those requirements in too."""
     if doc.kind in _RESOLVED:
         return [], []
-    suspects = _suspects(doc)
+    suspects = _suspects(doc._replace(pins=doc.pins + _required(doc, matrices)) if matrices is not None else doc)
     if not suspects:
         return [], []
     # Only the pins of pairs that clash somewhere are asked per environment, and the selections
     # they name: a clash in the base set holds in every selection of the file.
     sub = doc._replace(pins=suspects)
     every = environments(sub)
-    # A view's pins are copies with their markers settled: the original pin is found by its span.
-    original = {p.span: p for p in suspects}
+    # A view's pins are copies with their markers settled: the original pin is found by what it
+    # is (a release's requirement shares the line of the pin that brings it).
+    original = {_identity(p): p for p in suspects}
     held: dict[tuple, Clash] = {}
     asked: dict[tuple, Optional[tuple[Pin, Pin]]] = {}
     for env in every:
         pins = view(sub, env).pins
-        key = tuple(p.span for p in pins)
+        key = tuple(_identity(p) for p in pins)
         if key not in asked:
             asked[key] = _first_clash(pins)
         found = asked[key]
         if found is not None:
-            first, second = (original[p.span] for p in found)
-            clash = held.setdefault((first.span, second.span), Clash(first, second, ()))
-            held[(first.span, second.span)] = clash._replace(environments=(*clash.environments, env))
+            first, second = (original[_identity(p)] for p in found)
+            pair = (_identity(first), _identity(second))
+            clash = held.setdefault(pair, Clash(first, second, ()))
+            held[pair] = clash._replace(environments=(*clash.environments, env))
     return list(held.values()), every
+
+
+def _identity(pin: Pin) -> tuple:
+    return (pin.span, pin.name, pin.specifier, pin.required_by)
+
+
+def _required(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
+    """The requirements the data records of each exactly pinned release (jax 0.4.26: numpy>=1.26 on
+    Python 3.12), as pins at the line that brings them, under that line's marker too."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from cudafit.frameworks import BY_MEMBER
+
+    out: list[Pin] = []
+    for pin in doc.pins:
+        if pin.version is None or pin.group == BUILD_SYSTEM or pin.name not in BY_MEMBER:
+            continue
+        release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version and pin.name == BY_MEMBER[pin.name].FAMILY), None)
+        for text in getattr(release, "requires", ()):
+            wanted = Requirement(text)
+            markers = [m for m in (pin.marker, str(wanted.marker) if wanted.marker else None) if m]
+            marker = " and ".join(f"({m})" for m in markers) if len(markers) > 1 else (markers[0] if markers else None)
+            name = str(canonicalize_name(wanted.name))
+            brought = pin._replace(name=name, specifier=str(wanted.specifier), version=None, local=None, marker=marker, extras=())
+            out.append(brought._replace(required_by=f"{pin.name} {pin.version}"))
+    return tuple(out)
 
 
 def _suspects(doc: Document) -> tuple[Pin, ...]:
@@ -74,7 +105,7 @@ def _suspects(doc: Document) -> tuple[Pin, ...]:
     for pin in pins:
         by_name.setdefault(pin.name, []).append(pin)
     one_set = doc.kind == "requirements"  # its includes are all installed together
-    kept: set[Span] = set()
+    kept: set[tuple] = set()
     for same in by_name.values():
         if len(same) < 2:
             continue
@@ -85,8 +116,10 @@ def _suspects(doc: Document) -> tuple[Pin, ...]:
         pairs = [combinations(base, 2)] + [chain(combinations(members, 2), product(base, members)) for members in sets.values()]
         for a, b in chain.from_iterable(pairs):
             if disjoint(a.specifier, b.specifier):
-                kept.update((a.span, b.span))
-    return tuple(p for p in pins if p.span in kept)
+                if a.required_by and b.required_by and a.span == b.span:
+                    continue  # one release's own lines (numpy>=1.22 and >=1.26 on 3.12) always meet
+                kept.update((_identity(a), _identity(b)))
+    return tuple(p for p in pins if _identity(p) in kept)
 
 
 def _first_clash(pins: tuple[Pin, ...]) -> Optional[tuple[Pin, Pin]]:

@@ -57,6 +57,9 @@ class Pin(NamedTuple):
     # A lockfile's own list of the package's files (uv.lock `wheels`/`sdist`, pylock `wheels`): what
     # an install of the lock can choose from. None elsewhere.
     files: Optional[WheelFiles] = None
+    # Not written in the file: what a pinned release requires in its own METADATA ("jax 0.4.26"),
+    # checked against the file's pins of that name (contradictions.py).
+    required_by: str = ""
 
 
 BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment

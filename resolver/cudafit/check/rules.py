@@ -166,7 +166,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
             result = finding("CF015", missing.span, missing.message, missing.fix)
             held_in = [e._replace(selection=env.selection) for e in missing.environments]
             merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(held_in)
-    clashes, asked = contradictions(doc)
+    clashes, asked = contradictions(doc, matrices)
     for clash in clashes:
         result = _contradiction(clash)
         merged.setdefault((result.path, result.line, result.col, result.code, result.message), (result, []))[1].extend(clash.environments)
@@ -196,14 +196,19 @@ def _moved(found: list[Finding], written: tuple[Pin, ...], here: tuple[Pin, ...]
 
 def _contradiction(clash: Clash) -> Finding:
     first, second = clash.first, clash.second
-    place = f"line {first.span.line}" if first.span.path == second.span.path else f"{first.span.path}:{first.span.line}"
-    kind = "constraint" if first.constraint else "requirement"
-    return finding(
-        "CF017",
-        second.span,
-        f"{second.name}{second.specifier} and the {kind} {first.name}{first.specifier} ({place}) admit no common version: pip and uv find no solution",
-        "make the two agree, or keep one",
-    )
+
+    def said(pin: Pin, other: Pin) -> str:
+        if pin.required_by:  # not written in the file: a pinned release's own METADATA asks it
+            return f"{pin.required_by}'s own requirement {pin.name}{pin.specifier} (its METADATA)"
+        kind = "constraint" if pin.constraint else "requirement"
+        place = f"line {pin.span.line}" if pin.span.path == other.span.path else f"{pin.span.path}:{pin.span.line}"
+        return f"the {kind} {pin.name}{pin.specifier} ({place})"
+
+    lead = f"{second.name}{second.specifier}" if not second.required_by else said(second, first)
+    fix = "make the two agree, or keep one"
+    if first.required_by or second.required_by:
+        fix = f"allow a {second.name} the pinned release accepts, or pin a release that accepts yours"
+    return finding("CF017", second.span, f"{lead} and {said(first, second)} admit no common version: pip and uv find no solution", fix)
 
 
 def _ours(doc: Document, matrices: Matrices) -> Document:

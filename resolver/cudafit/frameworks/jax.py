@@ -34,6 +34,8 @@ class JaxRelease(NamedTuple):
     # extra -> the extra whose requirements it repeats, as the release's METADATA lists them: jax[cuda]
     # is jax[cuda12] from 0.4.30, a find-links jaxlib for a local CUDA before (never mutated)
     aliases: dict[str, str] = {}
+    # Requires-Dist lines of the jax wheel that other pins of a file must meet (numpy's), as written
+    requires: tuple[str, ...] = ()
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return pythons_on(self.python, self.python_by_platform, platform)

@@ -30,7 +30,22 @@ def _release(e: Entry, version: Version) -> dict[str, Any]:
     for alias, target in aliases.items():
         if alias not in extras or target not in extras or alias == target:
             raise e.fail("aliases", f"{alias} = {target}: both must be other extras of the release ({list(extras)})")
-    return dict(jaxlib=e.get("jaxlib", read_str, required=False), extras=extras, aliases=aliases)
+    requires = tuple(e.get("requires", _read_requirements, required=False, default=()))
+    return dict(jaxlib=e.get("jaxlib", read_str, required=False), extras=extras, aliases=aliases, requires=requires)
+
+
+def _read_requirements(value: Any) -> tuple[str, ...]:
+    """The release's own Requires-Dist lines cudafit checks files against (numpy's), as written."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected a list of requirement strings")
+    for text in value:
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            raise ValueError(f"{text!r} is not a PEP 508 requirement ({exc})") from None
+    return tuple(value)
 
 
 def _read_aliases(value: Any) -> dict[str, str]:
