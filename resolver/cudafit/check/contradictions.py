@@ -46,10 +46,10 @@ def contradictions(doc: Document, matrices: Optional[Matrices] = None) -> tuple[
     suspects = _suspects(doc._replace(pins=doc.pins + _required(doc, matrices)) if matrices is not None else doc)
     if not suspects:
         return [], []
-    # Only the pins of pairs that clash somewhere are asked per environment, and the selections
-    # they name: a clash in the base set holds in every selection of the file.
+    # Only the pins of pairs that clash somewhere are asked per environment, in every selection of
+    # the file: a clash in the base set holds in each of them (each installs the base set).
     sub = doc._replace(pins=suspects)
-    every = environments(sub)
+    every = environments(sub, doc)
     # A view's pins are copies with their markers settled: the original pin is found by what it
     # is (a release's requirement shares the line of the pin that brings it).
     original = {_identity(p): p for p in suspects}
