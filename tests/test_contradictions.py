@@ -33,6 +33,9 @@ from cudafit.check.contradictions import disjoint
         ("!=1.0", ">=0.9,<=1.1", False),  # != only ever takes points away
         ("===1.0", "==2.0", False),  # arbitrary equality: not reasoned about
         ("<2.0", ">=2.0rc1", False),  # uncertain about pre-releases: not an error
+    (">=1.26", "!=1.25.*", False),  # an exclusion, not a range (found by a second read)
+    ("!=4.21.*,!=3.20.*", ">=4.21", False),
+    ("~=1!2.5", ">=1!2.0", False),  # epochs: left to the resolver
         (">=2", "latest", False),  # unreadable: CF000's business
     ],
 )
@@ -116,3 +119,15 @@ def test_a_pinned_release_brings_its_own_requirements(tmp_path, text, where):
 ])
 def test_a_release_requirement_the_file_meets_is_quiet(tmp_path, text):
     assert _found(tmp_path, {"requirements.txt": text})[0] == []
+
+
+@pytest.mark.parametrize("files", [
+    # uv's override-dependencies replace the requirements of their name
+    {"pyproject.toml": '[project]\nname = "a"\nversion = "1"\ndependencies = ["numpy<2"]\n[tool.uv]\noverride-dependencies = ["numpy>=2"]\n'},
+    # two constraints on a package nothing requires: pip installs the rest
+    {"requirements.txt": "requests\n-c c1.txt\n-c c2.txt\n", "c1.txt": "foo<1\n", "c2.txt": "foo>2\n"},
+    # a constrained release is not installed: its own requirements ask nothing
+    {"requirements.txt": "numpy<1.22\n-c cj.txt\n", "cj.txt": "jax==0.4.30\n"},
+])
+def test_what_installs_nothing_contradicts_nothing(tmp_path, files):
+    assert _found(tmp_path, files)[0] == []

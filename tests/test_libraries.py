@@ -570,3 +570,12 @@ def test_bitsandbytes_before_050_pairs_only_with_the_torch_cuda_of_a_library_it_
     assert code == 0, data
     packages = {p["name"]: p for p in data["packages"]}
     assert packages["bitsandbytes"]["requirement"] == bnb and packages["bitsandbytes"]["variant"] == variant
+
+
+def test_bitsandbytes_named_first_still_lets_torch_pick_the_cuda_version():
+    """Its per-version libraries rank alike: named before torch, it must not pull torch back to
+    the CUDA of its first-listed library (a second read found torch 2.5.1+cu121 here)."""
+    first = resolve("bitsandbytes<0.47", "torch", *RTX4090_550)
+    second = resolve("torch", "bitsandbytes<0.47", *RTX4090_550)
+    assert first[0] == second[0] == 0
+    assert chosen(first[1]) == chosen(second[1]) and chosen(first[1])["torch"].startswith("torch==2.14.1+cu126"), chosen(first[1])

@@ -277,7 +277,7 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     if not machine.driver_known and not policy.cpu:
         machine_problems.extend(rules.gpu_driver_needs(matrices, machine))
     pruned, joint = _arc_consistent(offered, policy)
-    chosen = _search(pruned, [], policy)
+    chosen = _search_in_order(pruned, policy)
     rejections.extend(joint)
     if chosen is None:
         versions = {family: [str(r.version) for r in BY_FAMILY[family].releases(matrices)] for family in families}
@@ -498,6 +498,22 @@ def _telling(a: Candidate, others, policy: Policy) -> Optional[Clash]:
     ordered = sorted(others, key=lambda b: major(b) != major(a))
     found = [c for c in (conflict(a, b, policy) for b in ordered) if c is not None]
     return next((c for c in found if c.kind != "cuda-major"), found[0] if found else None)
+
+
+def _search_in_order(domains: list[list[Candidate]], policy: Policy) -> Optional[list[Candidate]]:
+    """The first consistent set, families in the order asked, except that a library whose builds
+    stand for some CUDA versions of the framework it is made against (per-version native libraries,
+    which rank alike) is chosen after that framework: the framework's preference then picks the
+    CUDA version, not the library's first-listed build. The set comes back in the order asked."""
+    paired = [i for i, d in enumerate(domains) if any(c.torch_cuda for c in d)]
+    if not paired:
+        return _search(domains, [], policy)
+    order = [i for i in range(len(domains)) if i not in paired] + paired
+    found = _search([domains[i] for i in order], [], policy)
+    if found is None:
+        return None
+    by_index = dict(zip(order, found, strict=True))
+    return [by_index[i] for i in range(len(domains))]
 
 
 def _search(domains: list[list[Candidate]], chosen: list[Candidate], policy: Policy) -> Optional[list[Candidate]]:

@@ -83,7 +83,7 @@ def _required(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
 
     out: list[Pin] = []
     for pin in doc.pins:
-        if pin.version is None or pin.group == BUILD_SYSTEM or pin.name not in BY_MEMBER:
+        if pin.version is None or pin.group == BUILD_SYSTEM or pin.constraint or pin.name not in BY_MEMBER:
             continue
         release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version and pin.name == BY_MEMBER[pin.name].FAMILY), None)
         for text in getattr(release, "requires", ()):
@@ -100,7 +100,10 @@ def _suspects(doc: Document) -> tuple[Pin, ...]:
     """The pins of each pair of one name that can install together (the same set, or the base set
     and an extra or group) and whose specifiers admit no common version, markers aside: most files
     have none, and then no environment is asked."""
-    pins = [p for p in doc.pins if p.group != BUILD_SYSTEM and p.specifier]
+    # An override replaces every requirement of its name (uv's override-dependencies): nothing
+    # of that name can contradict.
+    overridden = {p.name for p in doc.pins if p.override}
+    pins = [p for p in doc.pins if p.group != BUILD_SYSTEM and p.specifier and p.name not in overridden]
     by_name: dict[str, list[Pin]] = {}
     for pin in pins:
         by_name.setdefault(pin.name, []).append(pin)
@@ -115,6 +118,8 @@ def _suspects(doc: Document) -> tuple[Pin, ...]:
         base = sets.pop("", [])
         pairs = [combinations(base, 2)] + [chain(combinations(members, 2), product(base, members)) for members in sets.values()]
         for a, b in chain.from_iterable(pairs):
+            if a.constraint and b.constraint:
+                continue  # constraints install nothing: two of them only bite once a requirement names it
             if disjoint(a.specifier, b.specifier):
                 if a.required_by and b.required_by and a.span == b.span:
                     continue  # one release's own lines (numpy>=1.22 and >=1.26 on 3.12) always meet
@@ -169,6 +174,10 @@ def disjoint(a: str, b: str) -> bool:
 def _bounds(spec: Specifier) -> list[tuple[_Bound, bool]]:
     """The interval one specifier lies in, as (bound, is-upper) pairs, on public versions."""
     op, text = spec.operator, spec.version
+    if op in ("!=", "==="):
+        return []  # nothing an interval can say (!=1.25.* too); === compares strings
+    if "!" in text:
+        return []  # an epoch: rare enough to leave to the resolver rather than reason about
     try:
         if text.endswith(".*"):  # ==2.5.*: from 2.5's first pre-release to 2.6's
             prefix = Version(text[:-2]).release

@@ -60,6 +60,7 @@ class Pin(NamedTuple):
     # Not written in the file: what a pinned release requires in its own METADATA ("jax 0.4.26"),
     # checked against the file's pins of that name (contradictions.py).
     required_by: str = ""
+    override: bool = False  # uv's override-dependencies: replaces every requirement of its name
 
 
 BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment

@@ -150,7 +150,10 @@ def read(path: Path) -> Document:
         # {include-group = ...} tables name no requirement
         requirements(values, group, f"[dependency-groups] {group}", f"group {group}", tables=True)
     for key in ("constraint-dependencies", "override-dependencies"):
+        before = len(found)
         requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True)
+        if key == "override-dependencies":  # they replace the requirements of their name
+            found[before:] = [p._replace(override=True) for p in found[before:]]
     found += _included(found, project.get("name"), groups)
     found += _poetry(poetry, where, by_name)
 

@@ -12,7 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.contradictions import Clash, contradictions
-from cudafit.check.environments import Environment, describe, environments, holds_in, reach_names_extra, relevant, selective, view
+from cudafit.check.environments import Environment, describe, environments, holds_in, names_extra, reach_names_extra, relevant, selective, view
 from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
@@ -608,7 +608,8 @@ def _unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torc
 def _marker_allows(marker: str, places: list[tuple[str, Optional[str]]]) -> bool:
     """Whether the marker holds on any of the (platform, Python) places; one packaging cannot
     evaluate (an undefined name, a comparison it refuses) is given the benefit of the doubt."""
-    return any(holds_in(marker, Environment(platform, python, "")) for platform, python in places)
+    # A selection (extra, group) is no platform: such a marker is given the benefit of the doubt.
+    return names_extra(marker) or any(holds_in(marker, Environment(platform, python, "")) for platform, python in places)
 
 
 _SELECTION_WORD = re.compile(r"\b(?:extra|extras|dependency_groups)\b")

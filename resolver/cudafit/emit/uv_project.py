@@ -193,6 +193,29 @@ def _platform_marker(resolution: Resolution) -> str:
     return f"sys_platform == '{platform}'" if platform else ""
 
 
+def _holds_somewhere(marker: str) -> bool:
+    """Whether a marker holds on any platform and Python a project installs on (one packaging
+    cannot evaluate is taken to hold: the line is kept, never dropped on a guess)."""
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    from cudafit.records import Machine
+    from cudafit.solve import marker_env
+
+    try:
+        parsed = Marker(marker)
+    except InvalidMarker:
+        return True
+    places = [("linux", "x86_64"), ("linux", "aarch64"), ("windows", "x86_64"), ("macos", "aarch64"), ("macos", "x86_64")]
+    for os_name, arch in places:
+        for python in ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14"):
+            try:
+                if parsed.evaluate(marker_env(Machine(os=os_name, arch=arch, python=python, driver=None))):
+                    return True
+            except (UndefinedComparison, UndefinedEnvironmentName):
+                return True
+    return False
+
+
 def _for_other_platforms(resolution: Resolution) -> Callable[[str], Optional[str]]:
     """What a user's line for one of our packages keeps on the platforms the answer is not for: a
     range or a bare name (`torch>=2.4`, `torchvision`) stays there, under a marker that leaves this
@@ -208,10 +231,10 @@ def _for_other_platforms(resolution: Resolution) -> Callable[[str], Optional[str
             return None
         if requirement.url or any(s.operator in ("==", "===") and "*" not in s.version for s in requirement.specifier):
             return None
-        if requirement.marker is not None and _PLATFORM_WORDS.search(str(requirement.marker)):
-            return None  # a line for this platform already: ours replaces it
         elsewhere = f"sys_platform != '{platform}'"
         marker = f"({requirement.marker}) and {elsewhere}" if requirement.marker else elsewhere
+        if requirement.marker is not None and _PLATFORM_WORDS.search(str(requirement.marker)) and not _holds_somewhere(marker):
+            return None  # a line for this platform alone: ours replaces it
         requirement.marker = None
         return f"{requirement}; {marker}"
 
