@@ -490,6 +490,7 @@ def test_a_gpu_cluster_whose_gpu_nodes_cannot_be_placed_gets_no_cpu_answer():
         ("nvidia_h100_80gb_hbm3", "NVIDIA H100 80GB HBM3", "9.0"),  # Slurm's AutoDetect=nvml names
         ("tesla_v100-sxm2-16gb", "Tesla V100-SXM2-16GB", "7.0"),
         ("rtx", None, "differ in compute capability"),
+        ("rtx6000", None, "differ in compute capability"),  # Quadro RTX 6000 (sm_75) or the Ada one (sm_89)
         ("gpu", None, "names no GPU in cudafit's GPU table"),
         ("mystery", None, "names no GPU in cudafit's GPU table"),
     ],

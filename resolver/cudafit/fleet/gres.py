@@ -57,12 +57,15 @@ def read_gres_type(table: dict[str, GpuModel], kind: str) -> GresReading:
     family: dict[str, GpuModel] = {}
     if wanted:
         for key, model in table.items():
+            # "Quadro RTX 6000" (Turing) is an `rtx6000` as much as "RTX 6000 Ada Generation" is:
+            # a site's type may drop the line's brand, so both must be weighed
             words = key.split(" ")
-            prefixes = ["".join(words[:n]) for n in range(1, len(words) + 1)]
-            if prefixes[-1] == wanted:
-                exact.setdefault(model.name, model)
-            elif wanted in prefixes:
-                family.setdefault(model.name, model)
+            for form in (words, words[1:]) if words[0] == "quadro" and len(words) > 1 else (words,):
+                prefixes = ["".join(form[:n]) for n in range(1, len(form) + 1)]
+                if prefixes[-1] == wanted:
+                    exact.setdefault(model.name, model)
+                elif wanted in prefixes:
+                    family.setdefault(model.name, model)
     matched = {**exact, **family}
     if not matched:
         # A type more specific than any table name (`h100_sxm5_80gb`) is read as `--gpu` reads it.
