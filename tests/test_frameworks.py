@@ -134,3 +134,15 @@ def test_jax_cuda_without_a_driver_says_so_first(matrices):
     machine = Machine(os="linux", arch="x86_64", python="3.12", driver=None, driver_known=True, gpus=(), gpus_known=True)
     res = resolve(["jax[cuda]"], machine, matrices, Policy())
     assert not res.ok and res.conflicts[0].startswith("accelerator: jax 0.12") and "no NVIDIA driver" in res.conflicts[0], res.conflicts
+
+
+def test_jax_cuda_beside_the_flavour_it_repeats_is_one_flavour(matrices):
+    """`jax[cuda,cuda12]` asks one flavour (cuda is cuda12 from 0.4.30); `jax[cuda,cuda13]` two."""
+    from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.solve import resolve
+
+    machine = Machine(os="linux", arch="x86_64", python="3.12", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
+    res = resolve(["jax[cuda,cuda12]"], machine, matrices, Policy())
+    assert res.ok and [c.tag for c in res.candidates] == ["cu12"]
+    res = resolve(["jax[cuda,cuda13]"], machine, matrices, Policy())
+    assert not res.ok and any("one CUDA flavour per environment" in c for c in res.conflicts), res.conflicts

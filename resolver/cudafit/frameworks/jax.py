@@ -54,8 +54,10 @@ def implied(member_specs: dict[str, SpecifierSet]) -> dict[str, SpecifierSet]:
 
 
 def check_extras(extras: frozenset[str]) -> Optional[str]:
-    """Each CUDA extra is one flavour (cu12, cu13); one environment holds one."""
-    if len(extras) > 1:
+    """Each CUDA extra is one flavour (cu12, cu13); one environment holds one. `cuda` is jax's own
+    alias of one of them (cuda12 from 0.4.30): beside exactly one other, the releases decide."""
+    flavours = extras - {"cuda"} if len(extras) == 2 else extras
+    if len(flavours) > 1:
         return f"one CUDA flavour per environment; asked for {', '.join(sorted(extras))}"
     return None
 
@@ -92,6 +94,10 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             continue
         wanted = _unaliased(release, extras)
         said = _alias_note(release, extras)
+        if len(wanted) > 1:
+            # jax[cuda,cuda13] where cuda is cuda12: two flavours in one environment
+            reject("extra", f"asks for {', '.join(sorted(wanted))} there: one CUDA flavour per environment" + (f"; {said}" if said else ""))
+            continue
         if want_cpu and not wanted:
             if gpu_here and not policy.cpu and machine.os == "windows":
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
