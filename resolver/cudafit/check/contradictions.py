@@ -83,9 +83,10 @@ def _required(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
 
     out: list[Pin] = []
     for pin in doc.pins:
-        if pin.version is None or pin.group == BUILD_SYSTEM or pin.constraint or pin.name not in BY_MEMBER:
+        # the family's own package only: a companion's version (torchvision 0.20.1) is not a release's
+        if pin.version is None or pin.group == BUILD_SYSTEM or pin.constraint or pin.name not in BY_MEMBER or pin.name != BY_MEMBER[pin.name].FAMILY:
             continue
-        release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version and pin.name == BY_MEMBER[pin.name].FAMILY), None)
+        release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version), None)
         for text in getattr(release, "requires", ()):
             wanted = Requirement(text)
             markers = [m for m in (pin.marker, str(wanted.marker) if wanted.marker else None) if m]
