@@ -10,7 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit.cli import main
 from cudafit.loader import data_dir
 
@@ -78,7 +78,7 @@ BAD = [
     (["--os", "beos"], "--os 'beos': expected one of linux, windows, macos, wsl"),
     (["--arch", "sparc"], "--arch 'sparc': expected x86_64 or aarch64"),
     (["--gpu", "NVIDIA GeForce RTX 9999 Fake"], "--gpu 'NVIDIA GeForce RTX 9999 Fake': not in cudafit's GPU table"),
-    (["torch>>2"], "spec 'torch>>2', column 6: not a PEP 508 requirement"),
+    (["torch>>2"], "spec 'torch>>2': not a PEP 508 requirement at column 6"),
     (["numpy"], "spec 'numpy': unknown framework 'numpy'"),
     (["torch[cuda]"], "spec 'torch[cuda]': unknown extra cuda for torch (it has none cudafit knows)"),
     (["tensorflow[gpu]"], "spec 'tensorflow[gpu]': unknown extra gpu for tensorflow (known: and-cuda)"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit.errors import InputError
 from cudafit.machine import cuda_driver_max, normalize_arch
 from cudafit.records import GpuInfo

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from doctor_env import CP, PY, FakeEnv, elf
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit import toolkits as toolkits_module
 from cudafit.cli import main
 

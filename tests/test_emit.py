@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_resolve_cases import run_case
 
+from cudafit.cli import flag
 from cudafit.emit import FORMATS, EmitOptions, render
 from cudafit.errors import InputError
 
@@ -48,7 +49,7 @@ def test_golden(name, fmt, matrices):
     try:
         text = render(fmt, scenario(name, matrices), EmitOptions(env_name="demo"))
     except InputError as exc:  # a form that cannot hold this set says why; that message is the golden
-        text = f"cudafit: error: {exc}\n"
+        text = f"cudafit: error: {exc.worded(flag)}\n"  # as the command line words it
     golden = HERE / "golden" / name / fmt.replace(".", "_")
     if os.environ.get("CUDAFIT_REGEN_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,7 @@ def test_never_extra_index_url(matrices):
             try:
                 text = render(fmt, scenario(name, matrices), EmitOptions())
             except InputError as exc:  # a form that cannot hold the set refuses, and names the forms that can
-                assert "use --format" in str(exc)
+                assert "use the uv-project, pip or uv format" in str(exc)
                 continue
             assert "--extra-index-url" not in text
 

@@ -23,7 +23,11 @@ def _graph() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cudafit"):
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                submodules = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules]
+                # `from cudafit import records` imports the submodule; the package itself only
+                # where a name of its own is imported (`from cudafit import __version__`)
+                whole = [node.module] if len(submodules) < len(node.names) or node.module != "cudafit" else []
+                targets = whole + submodules
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names if a.name.startswith("cudafit")]
             graph[name] |= {t for t in targets if t in modules and t != name}

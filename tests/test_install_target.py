@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cudafit.cli import main
 from cudafit.errors import InputError
-from cudafit.install import Target, check_description, plan
+from cudafit.installer import Target, check_description, plan
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
 from cudafit.solve import resolve
@@ -25,9 +25,9 @@ TARGET = Target("/envs/x/bin/python", Path("/envs/x"))
 
 @pytest.mark.parametrize("python, os_name, arch, message", [
     ("3.9", None, None, "--python 3.9: the target environment (/envs/x) runs Python 3.11"),
-    (None, "windows", None, "--os windows: install runs on this machine (linux)"),
-    (None, "macos", None, "--os macos: install runs on this machine (linux)"),
-    (None, None, "aarch64", "--arch aarch64: install runs on this machine (x86_64)"),
+    (None, "windows", None, "os 'windows': install runs on this machine (linux)"),
+    (None, "macos", None, "os 'macos': install runs on this machine (linux)"),
+    (None, None, "aarch64", "arch 'aarch64': install runs on this machine (x86_64)"),
 ])
 def test_a_description_of_another_machine_is_refused(python, os_name, arch, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -53,7 +53,7 @@ def test_the_format_names_the_installer(matrices):
     assert plan(res, TARGET, installer="pip", which=with_uv)[0][:3] == ["/envs/x/bin/python", "-m", "pip"]
     assert plan(res, TARGET, installer="uv", which=with_uv)[0][:2] == ["/usr/bin/uv", "pip"]
     assert plan(res, TARGET, which=with_uv)[0][:2] == ["/usr/bin/uv", "pip"]  # default: uv where present
-    with pytest.raises(InputError, match="--format uv: uv is not on PATH"):
+    with pytest.raises(InputError, match="format 'uv': uv is not on PATH"):
         plan(res, TARGET, installer="uv", which=lambda name: None)
 
 
@@ -85,7 +85,7 @@ def test_install_states_what_the_answer_assumed(tmp_path):
 
 
 def test_a_launcher_outside_an_environment_is_asked_for_its_prefix(tmp_path, monkeypatch):
-    from cudafit import detect
+    from cudafit import detection as detect
 
     shims = tmp_path / "shims"
     shims.mkdir()

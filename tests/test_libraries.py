@@ -245,7 +245,8 @@ def _doctor(env, *machine):
 def fake_env(tmp_path, monkeypatch):
     from doctor_env import FakeEnv
 
-    from cudafit import detect, toolkits
+    from cudafit import detection as detect
+    from cudafit import toolkits
 
     for var in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(var, raising=False)
@@ -440,7 +441,7 @@ def test_install_refuses_a_source_build_without_a_toolkit_of_torchs_major_before
     import subprocess
     import sys
 
-    from cudafit import install
+    from cudafit import installer as install
     from cudafit.toolkits import ToolkitInstall
 
     calls = []

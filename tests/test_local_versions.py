@@ -61,7 +61,7 @@ def test_unknown_driver_answers_per_floor(matrices):
 
 
 def test_a_driver_that_did_not_answer_is_said_so(matrices):
-    from cudafit.detect import DriverReading
+    from cudafit.detection import DriverReading
     from cudafit.report import describe_machine
 
     def failed(*_a, **_k):

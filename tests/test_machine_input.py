@@ -159,8 +159,8 @@ def test_detect_json_gives_cuda_driver_max_for_a_described_driver():
 
 @pytest.mark.parametrize("args, message", [
     (["--os", "macos", "--arch", "arm64", "--driver", "535.104.05", "--gpu", "NVIDIA GeForce RTX 3090"],
-     "--os macos with --driver 535.104.05, --gpu 'NVIDIA GeForce RTX 3090': macOS has no NVIDIA driver"),
-    (["--os", "macos", "--arch", "arm64", "--compute-capability", "8.6"], "--os macos with --compute-capability 8.6"),
+     "--os 'macos' with --driver 535.104.05, --gpu 'NVIDIA GeForce RTX 3090': macOS has no NVIDIA driver"),
+    (["--os", "macos", "--arch", "arm64", "--compute-capability", "8.6"], "--os 'macos' with --compute-capability 8.6"),
     (["--jetson", "--os", "linux", "--arch", "x86_64"], "--jetson with --arch x86_64: Jetson boards are aarch64"),
     (["--jetson", "--os", "windows"], "--jetson with --os windows: Jetson boards run Linux"),
 ])
@@ -201,7 +201,7 @@ def test_bad_macos_versions(text):
 
 def test_macos_option_needs_a_mac():
     result = CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--macos", "14.0", "--python", "3.12"])
-    assert result.exit_code == 2 and "--macos 14.0 with --os linux" in result.stderr
+    assert result.exit_code == 2 and "--macos '14.0' with --os linux" in result.stderr
 
 
 def test_a_described_mac_never_reads_this_hosts_nvidia_smi(matrices):
@@ -232,10 +232,10 @@ def test_wsl_is_named_in_the_text():
 
 
 def test_a_detected_os_is_not_called_an_option(monkeypatch):
-    monkeypatch.setattr("cudafit.detect.detect_os", lambda: "linux")
+    monkeypatch.setattr("cudafit.detection.detect_os", lambda: "linux")
     result = CliRunner().invoke(main, ["resolve", "torch", "--macos", "14.5", "--python", "3.12", "--driver", "none"])
     assert result.exit_code == 2
-    assert "--macos 14.5 with this machine's OS (linux; give --os to describe another)" in result.stderr
+    assert "--macos '14.5': a macOS version describes a Mac, and this machine runs linux" in result.stderr
 
 
 def test_mac_without_version_says_what_the_wheels_need():

@@ -23,8 +23,8 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit import __version__
 from cudafit.errors import DataError, InputError
+from cudafit.version import __version__
 
 DISTRIBUTION = "cudafit-matrices"
 PACKAGE = "cudafit_matrices"

@@ -8,7 +8,7 @@ from typing import NamedTuple, Optional
 
 from cudafit.frameworks import providers
 from cudafit.frameworks.library import build_label
-from cudafit.records import Build, Matrices
+from cudafit.records import SCHEMA_VERSION, Build, Matrices
 
 FACTS = ("exists", "cuda", "cudnn", "sass", "ptx", "pins")
 UNKNOWN = "unknown"
@@ -61,6 +61,7 @@ def summary(rows: list[CoverageRow]) -> dict[str, dict[str, int]]:
 
 def coverage_json(rows: list[CoverageRow]) -> dict:
     return {
+        "schema_version": SCHEMA_VERSION,
         "facts": list(FACTS),
         "summary": summary(rows),
         "rows": [

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
 from cudafit.bundle import DISTRIBUTION, MAX_TOTAL_BYTES
 from cudafit.errors import InputError
+
+if TYPE_CHECKING:
+    import requests
 
 PYPI_JSON = f"https://pypi.org/pypi/{DISTRIBUTION}/json"
 TIMEOUT = 30  # seconds without a byte before giving up: a slow link still finishes
@@ -33,7 +36,7 @@ class Remote(NamedTuple):
     size: Optional[int]
 
 
-def _session():
+def _session() -> requests.Session:
     import requests
 
     session = requests.Session()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -287,7 +288,7 @@ def line_header(file: str, doc: dict, prefix: str, allowed: set[str], dates: lis
     return sources, line
 
 
-def line_releases(file: str, doc: dict, sources: set[str], line: str):
+def line_releases(file: str, doc: dict, sources: set[str], line: str) -> Iterator[tuple[int, Entry, Version]]:
     """(index, entry, version) of each [[release]] of a release-line file, its version checked."""
     for i, raw in enumerate(entries(file, doc, "release", "release"), 1):
         e = Entry(file, f"[[release]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)

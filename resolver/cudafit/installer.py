@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit.emit import compiled_here, cuda_from_conda, install_groups
 from cudafit.emit.conda import channel_packages
 from cudafit.errors import InputError
@@ -29,7 +29,7 @@ def find_target(env: Optional[str]) -> Target:
         if path.is_file():
             # An interpreter: python, python3, python3.12, python.exe; any other file is not one.
             if not re.fullmatch(r"python(\d+(\.\d+)?)?(\.exe)?", path.name.lower()) or not os.access(path, os.X_OK):
-                raise InputError(f"--env {env!r}: a file, but not a Python interpreter (give the environment's folder or its bin/python)")
+                raise InputError("a file, but not a Python interpreter (give the environment's folder or its bin/python)", field="env", value=env)
             prefix = path.parent.parent if path.parent.name in ("bin", "Scripts") else path.parent
             return Target(str(path), prefix)
         if path.is_dir():
@@ -37,8 +37,8 @@ def find_target(env: Optional[str]) -> Target:
                 if exe.exists():
                     return Target(str(exe), path)
                 if exe.is_symlink():
-                    raise InputError(f"--env {env!r}: {exe} is a broken link (the Python it pointed to is gone); recreate the environment")
-        raise InputError(f"--env {env!r}: not an environment folder (no bin/python inside) or a Python interpreter")
+                    raise InputError(f"{exe} is a broken link (the Python it pointed to is gone); recreate the environment", field="env", value=env)
+        raise InputError("not an environment folder (no bin/python inside) or a Python interpreter", field="env", value=env)
     active = detect.target_prefix()
     if active is not None:
         return find_target(str(active))
@@ -57,9 +57,9 @@ def check_description(
         )
     family = {"wsl": "linux"}
     if os_name and family.get(os_name, os_name) != family.get(host_os, host_os):
-        raise InputError(f"--os {os_name}: install runs on this machine ({host_os}); describe other machines with resolve")
+        raise InputError(f"install runs on this machine ({host_os}); describe other machines with resolve", field="os", value=os_name)
     if arch and host_arch and arch != host_arch:
-        raise InputError(f"--arch {arch}: install runs on this machine ({host_arch}); describe other machines with resolve")
+        raise InputError(f"install runs on this machine ({host_arch}); describe other machines with resolve", field="arch", value=arch)
     return target_python or python
 
 
@@ -67,35 +67,48 @@ def plan(
     res: Resolution, target: Target, *, conda: bool = False, dry_run: bool = False, which: Callable = shutil.which, installer: Optional[str] = None
 ) -> list[list[str]]:
     """The commands, with the installer asked for (pip, uv) or uv where present, else pip."""
-    out = []
     if conda and not (Path(target.prefix) / "conda-meta").is_dir():
-        raise InputError(f"--format conda: {target.prefix} is not a conda environment (no conda-meta folder); use --format pip or uv for a virtual environment")
+        raise InputError(
+            f"{target.prefix} is not a conda environment (no conda-meta folder); use pip or uv for a virtual environment", field="format", value="conda"
+        )
     if installer == "uv" and not which("uv"):
-        raise InputError("--format uv: uv is not on PATH (install it, or use --format pip)")
-    if conda:
+        raise InputError("uv is not on PATH (install it, or use pip)", field="format", value="uv")
+    tool = None
+    if conda and (channel_packages(res) is not None or cuda_from_conda(res) is not None):
+        tool = which("mamba") or which("conda") or ("conda" if dry_run else None)
+        if tool is None:
+            raise InputError("neither mamba nor conda is on PATH", field="format", value="conda")
+    uv = None if installer == "pip" else which("uv")
+    return commands(res, installer="uv" if uv else "pip", python=target.python, uv=uv or "uv", conda=tool if conda else None, prefix=str(target.prefix))
+
+
+def commands(
+    res: Resolution, *, installer: str = "pip", python: Optional[str] = None, uv: str = "uv", conda: Optional[str] = None, prefix: Optional[str] = None
+) -> list[list[str]]:
+    """The install commands of a set as argument lists: with `conda` (the conda or mamba to run),
+    the set's conda route first where it has one; the rest with the installer (pip or uv), into
+    `prefix`'s environment with its `python`, or the active one."""
+    out = []
+    if conda is not None:
         route = channel_packages(res)
         runtime = cuda_from_conda(res)
-        tool = which("mamba") or which("conda") or ("conda" if dry_run else None)
         if route is not None or runtime is not None:
-            if tool is None:
-                raise InputError("--format conda: neither mamba nor conda is on PATH")
             if route is not None:
                 pkgs, channels = route
             else:
                 assert runtime is not None  # one of the two, by the test above
                 pkgs, channels = runtime[0], [runtime[1]]
-            argv = [tool, "install", "-y", "-p", str(target.prefix), *pkgs]
+            argv = [conda, "install", "-y", *(["-p", prefix] if prefix else []), *pkgs]
             for channel in channels:
                 argv += ["-c", channel]
             out.append(argv)
             if route is not None:
                 return out
-    uv = None if installer == "pip" else which("uv")
     for group in install_groups(res):
-        if uv:
-            argv = [uv, "pip", "install", "--python", target.python]
+        if installer == "uv":
+            argv = [uv, "pip", "install", *(["--python", python] if python else [])]
         else:
-            argv = [target.python, "-m", "pip", "install"]
+            argv = [python or "python", "-m", "pip", "install"]
         argv += group.options
         if group.index_url:
             argv += ["--index-url", group.index_url]

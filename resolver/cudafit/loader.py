@@ -22,10 +22,10 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import __version__
 from cudafit.errors import DataError
 from cudafit.frameworks import families, reader_files
 from cudafit.records import Matrices
+from cudafit.version import __version__
 
 
 def data_dir() -> Path:

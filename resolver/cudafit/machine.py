@@ -19,7 +19,7 @@ from cudafit.gpus import lookup_gpu, suggest_gpus
 from cudafit.records import DRIVER_NOT_GIVEN, GPU_NOT_GIVEN, GpuInfo, Machine, Matrices, Toolkit, driver_key, parse_cc
 
 if TYPE_CHECKING:
-    from cudafit.detect import DriverReading
+    from cudafit.detection import DriverReading
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
 ARCH_NAMES = ("x86_64", "aarch64")
@@ -54,13 +54,13 @@ def parse_driver(text: str) -> Optional[str]:
     if text.strip().lower() == "none":
         return None
     if not _DRIVER.match(text.strip()):
-        raise InputError(f"--driver {text!r}: expected an NVIDIA driver version like 535.104.05 or 566.36, or 'none'")
+        raise InputError("expected an NVIDIA driver version like 535.104.05 or 566.36, or 'none'", field="driver", value=text)
     return text.strip()
 
 
 def check_os(text: str) -> str:
     if text not in OS_NAMES:
-        raise InputError(f"--os {text!r}: expected one of {', '.join(OS_NAMES)}")
+        raise InputError(f"expected one of {', '.join(OS_NAMES)}", field="os", value=text)
     return text
 
 
@@ -76,7 +76,7 @@ def normalize_arch(machine: str) -> str:
 def check_arch(text: str) -> str:
     arch = normalize_arch(text)
     if arch not in ARCH_NAMES:
-        raise InputError(f"--arch {text!r}: expected x86_64 or aarch64 (arm64)")
+        raise InputError("expected x86_64 or aarch64 (arm64)", field="arch", value=text)
     return arch
 
 
@@ -90,7 +90,7 @@ def check_python(text: str, matrices: Optional[Matrices] = None) -> str:
     release supports (3.8 today) is a valid description whose answer may be negative."""
     match = _PYTHON.match(text.strip())
     if not match:
-        raise InputError(f"--python {text!r}: expected a Python version like 3.12")
+        raise InputError("expected a Python version like 3.12", field="python", value=text)
     major, minor = int(match.group(1)), int(match.group(2))
     if matrices is None:
         return f"{major}.{minor}"
@@ -100,8 +100,10 @@ def check_python(text: str, matrices: Optional[Matrices] = None) -> str:
     real = (major == 2 and minor <= _PYTHON2_LAST) or (major == 3 and minor <= newest[1] + 1)
     if not real:
         raise InputError(
-            f"--python {text!r}: no such Python; Python versions run 2.0-2.{_PYTHON2_LAST} and 3.0-3.{newest[1] + 1} "
-            f"(cudafit's data has wheels for {oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]})"
+            f"no such Python; Python versions run 2.0-2.{_PYTHON2_LAST} and 3.0-3.{newest[1] + 1} "
+            f"(cudafit's data has wheels for {oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]})",
+            field="python",
+            value=text,
         )
     return f"{major}.{minor}"
 
@@ -143,15 +145,19 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
     low, high = driver_key(oldest)[0] - _BRANCH_MARGIN, driver_key(newest)[0] + _BRANCH_MARGIN
     if not low <= branch <= high:
         raise InputError(
-            f"--driver {driver!r}: no NVIDIA driver branch R{branch}; cudafit's data knows drivers from R{driver_key(oldest)[0]} to {newest} "
-            f"and takes branches R{max(low, 0)} to R{high} as real"
+            f"no NVIDIA driver branch R{branch}; cudafit's data knows drivers from R{driver_key(oldest)[0]} to {newest} "
+            f"and takes branches R{max(low, 0)} to R{high} as real",
+            field="driver",
+            value=driver,
         )
     parts = driver.split(".")
     if os_name in ("wsl", "windows") and len(parts) == 3:
         where = "under WSL2 nvidia-smi shows the Windows driver's version" if os_name == "wsl" else "Windows drivers are numbered"
         raise InputError(
-            f"--driver {driver!r} with --os {os_name}: {driver} is a Linux driver version; {where} "
-            f"as NNN.NN (e.g. 566.36): give the version nvidia-smi prints there"
+            f"{driver} is a Linux driver version; {where} as NNN.NN (e.g. 566.36): give the version nvidia-smi prints there",
+            field="driver",
+            value=driver,
+            others=(("os", os_name),),
         )
     warnings: list[str] = []
     rule = _linux_branch_step(matrices)
@@ -164,16 +170,17 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
     return warnings
 
 
-def unknown_gpu_message(name: str, matrices: Matrices) -> str:
+def unknown_gpu(name: str, matrices: Matrices) -> InputError:
     close = suggest_gpus(matrices.gpus, name)
     hint = ""
     if close:
         quoted = [repr(c) for c in close]
         hint = f"did you mean {quoted[0]}?" if len(quoted) == 1 else f"did you mean {', '.join(quoted[:-1])} or {quoted[-1]}?"
         hint += " "
-    return (
-        f"--gpu {name!r}: not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it "
-        f"(`cudafit gpus PATTERN` lists them) or use --compute-capability X.Y"
+    return InputError(
+        f"not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it (`cudafit gpus PATTERN` lists them) or give a compute capability",
+        field="gpus",
+        value=name,
     )
 
 
@@ -187,11 +194,11 @@ def check_macos(text: str) -> str:
 
     match = _MACOS.match(text.strip())
     if not match:
-        raise InputError(f"--macos {text!r}: expected a macOS version like 14.5")
+        raise InputError("expected a macOS version like 14.5", field="macos", value=text)
     major = int(match.group(1))
     newest = datetime.date.today().year - 2000 + 1  # this year's release at the latest
     if not (10 <= major <= 15 or 26 <= major <= newest):
-        raise InputError(f"--macos {text!r}: no such macOS version (10.x to 15, then 26 to {newest})")
+        raise InputError(f"no such macOS version (10.x to 15, then 26 to {newest})", field="macos", value=text)
     return f"{major}.{int(match.group(2) or 0)}"
 
 
@@ -199,29 +206,33 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
     """A description that cannot be one machine is an input error: answering it would produce a
     wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64)."""
     if os_name == "macos":
-        given = [
-            f"--driver {opts.driver}" if opts.driver and opts.driver.strip().lower() != "none" else "",
-            *(f"--gpu {g!r}" for g in opts.gpus),
-            *(f"--compute-capability {c}" for c in opts.compute_capabilities),
-            "--jetson" if opts.jetson else "",
+        given: list[tuple[str, object]] = [
+            *((("driver", opts.driver),) if opts.driver and opts.driver.strip().lower() != "none" else ()),
+            *(("gpus", g) for g in opts.gpus),
+            *(("compute_capability", c) for c in opts.compute_capabilities),
+            *((("jetson", True),) if opts.jetson else ()),
         ]
-        given = [g for g in given if g]
         if given:
             raise InputError(
-                f"--os macos with {', '.join(given)}: macOS has no NVIDIA driver (CUDA for macOS ended with "
-                "10.2); describe the machine without them, or give its real OS"
+                "macOS has no NVIDIA driver (CUDA for macOS ended with 10.2); describe the machine without them, or give its real OS",
+                field="os",
+                value=os_name,
+                others=tuple(given),
             )
-    os_said = f"--os {os_name}" if opts.os else f"this machine's OS ({os_name}; give --os to describe another)"
-    arch_said = f"--arch {arch}" if opts.arch else f"this machine's arch ({arch}; give --arch to describe another)"
+    # An OS or arch that was not given is this machine's: the reason names it, since the user did not.
+    os_given: tuple[tuple[str, object], ...] = (("os", os_name),) if opts.os else ()
+    arch_given: tuple[tuple[str, object], ...] = (("arch", arch),) if opts.arch else ()
+    os_here = "" if opts.os else f", and this machine runs {os_name} (describe the machine's OS to answer for another)"
+    arch_here = "" if opts.arch else f", and this machine is {arch} (describe the machine's arch to answer for another)"
     if opts.macos and os_name != "macos":
-        raise InputError(f"--macos {opts.macos} with {os_said}: a macOS version describes a Mac")
+        raise InputError(f"a macOS version describes a Mac{os_here}", field="macos", value=opts.macos, others=os_given)
     if opts.macos and arch == "aarch64" and int(opts.macos.split(".")[0]) < 11:
-        raise InputError(f"--macos {opts.macos} with {arch_said}: Apple silicon Macs run macOS 11 or later")
+        raise InputError(f"Apple silicon Macs run macOS 11 or later{arch_here}", field="macos", value=opts.macos, others=arch_given)
     if opts.jetson:
         if opts.os and os_name != "linux":
-            raise InputError(f"--jetson with {os_said}: Jetson boards run Linux (Jetson Linux, L4T)")
+            raise InputError("Jetson boards run Linux (Jetson Linux, L4T)", field="jetson", value=True, others=(("os", os_name),))
         if opts.arch and arch is not None and arch != "aarch64":
-            raise InputError(f"--jetson with {arch_said}: Jetson boards are aarch64")
+            raise InputError("Jetson boards are aarch64", field="jetson", value=True, others=(("arch", arch),))
 
 
 def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Iterable[Toolkit]) -> Optional[str]:
@@ -252,19 +263,19 @@ def cuda_driver_max(driver: Optional[str], os_name: Optional[str], toolkits: Ite
 
 # What the description leaves out is read from this machine; detection is imported only then.
 def _this_os() -> str:
-    from cudafit import detect
+    from cudafit import detection as detect
 
     return detect.detect_os()
 
 
 def _this_python() -> Optional[str]:
-    from cudafit import detect
+    from cudafit import detection as detect
 
     return detect.detect_python()
 
 
 def _this_macos() -> Optional[str]:
-    from cudafit import detect
+    from cudafit import detection as detect
 
     return detect.detect_macos()
 
@@ -294,9 +305,11 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         for name in opts.gpus:
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
-                raise InputError(unknown_gpu_message(name, matrices))
+                raise unknown_gpu(name, matrices)
             if opts.jetson and model.segment != "jetson":
-                raise InputError(f"--jetson with --gpu {name!r}: a Jetson's GPU is its own module's (Orin, Thor, ...), not a {model.segment} card")
+                raise InputError(
+                    f"a Jetson's GPU is its own module's (Orin, Thor, ...), not a {model.segment} card", field="jetson", value=True, others=(("gpus", name),)
+                )
             if warning:
                 warnings.append(warning)
             gpus.append(GpuInfo(name=name, compute_capability=model.compute_capability))
@@ -304,11 +317,11 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             try:
                 cc = parse_cc(text)
             except ValueError:
-                raise InputError(f"--compute-capability {text!r}: expected MAJOR.MINOR like 8.6") from None
+                raise InputError("expected MAJOR.MINOR like 8.6", field="compute_capability", value=text) from None
             if matrices.architecture(cc) is None:
                 # 99.9 or 8.60 (read as sm_860) is no GPU: answering it would invent kernels.
                 known = sorted({c for a in matrices.architectures for c in a.compute_capabilities})
-                raise InputError(f"--compute-capability {text!r}: no NVIDIA GPU has it; known: " + ", ".join(f"{a}.{b}" for a, b in known))
+                raise InputError("no NVIDIA GPU has it; known: " + ", ".join(f"{a}.{b}" for a, b in known), field="compute_capability", value=text)
             gpus.append(GpuInfo(name=None, compute_capability=cc))
         gpus_known = bool(gpus) or (driver_known and driver is None)
         if driver_known and driver is None and gpus:
@@ -331,7 +344,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             macos=macos,
         )
 
-    from cudafit import detect
+    from cudafit import detection as detect
 
     if os_name == "macos":
         reading = detect.DriverReading(None, True, (), True, None, ())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -131,7 +131,7 @@ def _pythons(frameworks: dict[str, tuple]) -> tuple[tuple[int, int], ...]:
     return tuple(sorted((int(major), int(minor)) for major, _, minor in (t.partition(".") for t in texts)))
 
 
-def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = None) -> tuple:
+def _releases(docs: dict, prefix: str, parse: Callable[..., tuple], problems: Optional[list[str]] = None) -> tuple:
     """Every release from the files under `prefix`, newest first; a version in two files is an error."""
     seen: dict = {}
     out = []
@@ -153,7 +153,9 @@ def _releases(docs: dict, prefix: str, parse, problems: Optional[list[str]] = No
     return tuple(out)
 
 
-def _nvidia(file: str, doc: dict, dates: list[str]):
+def _nvidia(
+    file: str, doc: dict, dates: list[str]
+) -> tuple[dict[int, CompatFloor], dict[tuple[int, int], Toolkit], tuple[Architecture, ...], tuple[JetPack, ...], int, ToolkitWheels]:
     only_keys(file, doc, {"compat", "toolkit", "architecture", "jetpack", "unknown_driver", "toolkit_wheel", "toolkit_wheel_extras"})
     sources = read_header(file, doc)
     dates.append(doc["data_date"])

@@ -52,6 +52,11 @@ def parse_cc(text: str) -> CC:
 # --- matrices -------------------------------------------------------------------------------
 
 
+# The version of every JSON object cudafit prints (its `schema_version` key) and of the API's
+# to_dict(): raised when a key is removed or changes meaning; adding a key does not raise it.
+SCHEMA_VERSION = 1
+
+
 class CompatFloor(NamedTuple):
     """CUDA minor-version compatibility: the oldest driver that runs any build of this major."""
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
 from cudafit.machine import machine_json
-from cudafit.records import Candidate, Machine, Resolution
+from cudafit.records import SCHEMA_VERSION, Candidate, Machine, Resolution
 
 
 def resolution_json(res: Resolution) -> dict:
     if not res.ok:
         # The text leads with the cause and folds the rest; the JSON keeps every rejection.
         return {
+            "schema_version": SCHEMA_VERSION,
             "ok": False,
             "machine": machine_json(res.machine),
             "conflicts": list(res.conflicts),
@@ -21,6 +22,7 @@ def resolution_json(res: Resolution) -> dict:
         }
     cuda, cudnn = stack_versions(res)
     return {
+        "schema_version": SCHEMA_VERSION,
         "ok": True,
         "machine": machine_json(res.machine),
         "packages": [

@@ -14,6 +14,7 @@ then the best of the next that fits."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Optional
 
@@ -62,20 +63,22 @@ def parse_specs(
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
-            raise InputError(f"spec {text!r}{_column(str(exc))}: not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
+            raise InputError(f"not a PEP 508 requirement{_column(str(exc))} ({str(exc).splitlines()[0]})", field="spec", value=text) from None
         name = canonicalize_name(req.name)
         if name not in BY_MEMBER:
-            raise InputError(f"spec {text!r}: unknown framework {req.name!r}; expected one of {KNOWN}")
+            raise InputError(f"unknown framework {req.name!r}; expected one of {KNOWN}", field="spec", value=text)
         if req.url:
-            raise InputError(f"spec {text!r}: a URL requirement names one file; cudafit picks among releases")
+            raise InputError("a URL requirement names one file; cudafit picks among releases", field="spec", value=text)
         wanted = {canonicalize_name(e) for e in req.extras}
         provider = BY_MEMBER[name]
         known = {canonicalize_name(e) for e in (provider.known_extras(matrices) if matrices is not None else ())}
         unknown = wanted - known
         if unknown:
             raise InputError(
-                f"spec {text!r}: unknown extra {', '.join(sorted(unknown))} for {name}"
-                + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)")
+                f"unknown extra {', '.join(sorted(unknown))} for {name}"
+                + (f" (known: {', '.join(sorted(known))})" if known else " (it has none cudafit knows)"),
+                field="spec",
+                value=text,
             )
         if req.marker is not None and not req.marker.evaluate(marker_env(machine)):
             continue
@@ -87,7 +90,7 @@ def parse_specs(
             extras[family] = extras.get(family, frozenset()) | frozenset(wanted)  # PEP 685 normalised
             problem = provider.check_extras(extras[family])
             if problem:
-                raise InputError(f"spec {text!r}: {problem}")
+                raise InputError(problem, field="spec", value=text)
     if not families:
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     # A library built against a framework brings that framework along.
@@ -108,7 +111,7 @@ def _column(message: str) -> str:
     column (1-based), so the message stays on one line."""
     for line in message.splitlines()[2:]:
         if "^" in line and set(line.strip()) <= {"^", "~"}:
-            return f", column {line.index('^') - 3}"
+            return f" at column {line.index('^') - 3}"
     return ""
 
 
@@ -486,7 +489,7 @@ def _arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) 
     return domains, removed
 
 
-def _telling(a: Candidate, others, policy: Policy) -> Optional[Clash]:
+def _telling(a: Candidate, others: Iterable[Candidate], policy: Policy) -> Optional[Clash]:
     """The clash that explains a build's refusal, against the best builds of the other family
     first: a CUDA major says least when another build of that family shares a's major, so the
     first clash of another kind wins over it."""
@@ -535,17 +538,17 @@ def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]
     name, sep, text = name_version.partition("==")
     name = canonicalize_name(name.strip())
     if not sep or name not in BY_MEMBER:
-        raise InputError(f"--why {name_version!r}: expected NAME==VERSION with NAME one of {KNOWN}")
+        raise InputError(f"expected NAME==VERSION with NAME one of {KNOWN}", field="why", value=name_version)
     try:
         version = Version(text.strip())
     except InvalidVersion:
-        raise InputError(f"--why {name_version!r}: {text!r} is not a version") from None
+        raise InputError(f"{text!r} is not a version", field="why", value=name_version) from None
     family = BY_MEMBER[name].FAMILY
     # A local label names one build (NAME==2.14.1+cu126); the release is its public version.
     tag = version.local
     version = Version(version.public)
     if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
-        raise InputError(f"--why {name_version!r}: {family} is not among the specs resolved")
+        raise InputError(f"{family} is not among the specs resolved", field="why", value=name_version)
     # A member's version (a companion package's) names the family release(s) it pairs with.
     versions = BY_MEMBER[name].pairs(name, version, matrices)
     if not versions:

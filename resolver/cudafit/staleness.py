@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     import datetime
 
+    from cudafit.records import Resolution
+
 STALE_AFTER_DAYS = 90
 _DAY = 86400
 
@@ -46,3 +48,12 @@ def note(data_date: str, on: Optional[datetime.date] = None) -> Optional[str]:
         f"cudafit's data is {days} days old (data of {data_date}): it does not know newer framework releases "
         "or drivers; `cudafit data update` fetches fresh data"
     )
+
+
+def with_note(res: Resolution, data_date: str) -> Resolution:
+    """The answer with the note of stale data: beside an answer a note; beside no answer a
+    warning, which is what failures show."""
+    stale = note(data_date)
+    if not stale:
+        return res
+    return res._replace(notes=(*res.notes, stale)) if res.ok else res._replace(warnings=(*res.warnings, stale))

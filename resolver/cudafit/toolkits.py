@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple, Optional
 
-from cudafit import detect
+from cudafit import detection as detect
 
 _NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 

@@ -14,13 +14,16 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from cudafit import bundle, datahome, staleness
 from cudafit.errors import DataError, InputError
 from cudafit.records import Matrices
+
+if TYPE_CHECKING:
+    from cudafit.loader import Source
 
 # What `data update` says while PyPI has no cudafit-matrices project: what works today.
 NOT_PUBLISHED = (
@@ -60,7 +63,7 @@ def check_bundle(path: Path, label: Optional[str] = None) -> bundle.Manifest:
     return manifest
 
 
-def update(source: Optional[str] = None, sha256: Optional[str] = None, home: Optional[Path] = None, say=None) -> Installed:
+def update(source: Optional[str] = None, sha256: Optional[str] = None, home: Optional[Path] = None, say: Optional[Callable[[str], None]] = None) -> Installed:
     """Fetch (PyPI's JSON API by default; a mirror's JSON API, a bundle URL or a file with
     `source`), check and install the newest bundle this cudafit reads. `say` receives warnings."""
     from cudafit.loader import active
@@ -106,7 +109,7 @@ def _key(data_date: str, version: str) -> tuple[str, Version]:
         return data_date, Version("0")
 
 
-def _in_use_key(data_date: str, source, base: Path, state: datahome.State) -> tuple[str, Version]:
+def _in_use_key(data_date: str, source: Source, base: Path, state: datahome.State) -> tuple[str, Version]:
     if source.kind == "updated" and state.current:
         manifest = datahome.read_manifest(base / state.current)
         if manifest is not None:
@@ -126,7 +129,7 @@ def _forget_dead_work(base: Path) -> None:
         shutil.rmtree(child, ignore_errors=True)
 
 
-def _obtain(source: Optional[str], sha256: Optional[str], work: Path, say) -> tuple[Path, str, bundle.Manifest, dict[str, bytes]]:
+def _obtain(source: Optional[str], sha256: Optional[str], work: Path, say: Callable[[str], None]) -> tuple[Path, str, bundle.Manifest, dict[str, bytes]]:
     """(bundle file, where it came from, its manifest, its data files)."""
     if source and "://" in source and not source.startswith(("http://", "https://", "file://")):
         raise InputError(f"--from {source}: expected a bundle file, a file:// path, or an http(s) URL")
@@ -240,8 +243,8 @@ def rollback(home: Optional[Path] = None) -> datahome.State:
 
 def status() -> dict:
     """Which data a run uses, how old it is, and the newest release it knows per framework."""
-    from cudafit import __version__
     from cudafit.loader import active
+    from cudafit.version import __version__
 
     matrices, source = active()
     state = datahome.read_state()
@@ -257,7 +260,7 @@ def status() -> dict:
     }
 
 
-def _update_state(source, in_use: Matrices) -> str:
+def _update_state(source: Source, in_use: Matrices) -> str:
     """What became of the installed update: none, in use, broken, or older than the embedded data."""
     from cudafit.loader import load
 

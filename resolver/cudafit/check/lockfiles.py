@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from cudafit.check.model import EVERYWHERE, Document, Pin, Problem, Reach, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
@@ -221,7 +221,16 @@ def _uv_marker(entry: dict) -> Optional[str]:
     return conflict_marker(" or ".join(f"({f})" for f in forks))
 
 
-def _document(path: Path, text: str, kind: str, table: str, packages: list[Any], index_of, marker_of, files_of) -> Document:
+def _document(
+    path: Path,
+    text: str,
+    kind: str,
+    table: str,
+    packages: list[Any],
+    index_of: Callable[[dict], Optional[str]],
+    marker_of: Callable[[dict], Optional[str]],
+    files_of: Callable[[dict], Optional[WheelFiles]],
+) -> Document:
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 

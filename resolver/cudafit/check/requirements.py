@@ -107,7 +107,7 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
         try:
             text = read_text(target)
         except InputError as exc:
-            problems.append(Problem(MISSING_INCLUDE, f"cannot include {value}: {str(exc).split(': ', 1)[-1]}", span))
+            problems.append(Problem(MISSING_INCLUDE, f"cannot include {value}: {exc.reason}", span))
             return
         visit(target, chain or value, constraint, text)
 

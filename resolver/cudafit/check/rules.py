@@ -17,7 +17,7 @@ from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, CondaSpec, Document, Finding, Pin, Span
 from cudafit.check.solved import solved
 from cudafit.check.wheels import Gap, Missing, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
-from cudafit.records import Machine, Matrices, Policy, TorchRelease
+from cudafit.records import Machine, Matrices, Policy, Resolution, TorchRelease
 
 
 class Rule(NamedTuple):
@@ -248,7 +248,7 @@ def _is_pypi(url: str) -> bool:
     return url.rstrip("/") in ("https://pypi.org/simple", "https://pypi.python.org/simple", "https://files.pythonhosted.org")
 
 
-def _never_released(pin, matrices: Matrices) -> bool:
+def _never_released(pin: Pin, matrices: Matrices) -> bool:
     """A torch version inside the release lines the data covers that none of their releases has
     (torch 2.3.2). An older line's version (torch 1.0) is only unknown to the data (CF013)."""
     if pin.name != "torch" or pin.version is None:
@@ -918,7 +918,7 @@ def _built_from_source(members: list[Pin], matrices: Matrices) -> bool:
     return False
 
 
-def _only_unknowns(res) -> bool:
+def _only_unknowns(res: Resolution) -> bool:
     """The set fails only because the data lacks a fact (a cuDNN, a pin list), not because two facts clash."""
     kinds = {r.cause for r in res.rejections if r.constraint == "joint"} | {c.clash.kind for c in res.clashes}
     return bool(kinds) and kinds <= {"cudnn-unknown", "pins-unknown"}
@@ -975,7 +975,7 @@ def _families(members: list[Pin]) -> set[str]:
 _FAMILY_PACKAGES = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "onnxruntime-gpu")
 
 
-def _pins_disagree(res, families: set[str]) -> bool:
+def _pins_disagree(res: Resolution, families: set[str]) -> bool:
     """Some family has no release left by its specifiers alone, wherever it runs."""
     offered = {c.family for builds in res.offered for c in builds}
     for family in families - offered:
@@ -985,7 +985,7 @@ def _pins_disagree(res, families: set[str]) -> bool:
     return False
 
 
-def _nvidia_pins(doc: Document, res, group: str) -> list:
+def _nvidia_pins(doc: Document, res: Resolution, group: str) -> list:
     """The file's own nvidia-*/cuda-* pins against what the chosen builds require."""
     out: list[Finding] = []
     for pin in doc.pins:

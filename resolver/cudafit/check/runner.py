@@ -78,6 +78,10 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
 _TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "os", "arch", "python", "jetson", "macos"}
 
 
+def _key(field: str) -> str:
+    return field.replace("_", "-")
+
+
 def targets_from(settings: Settings, matrices: Matrices) -> tuple[Target, ...]:
     """Each `[[tool.cudafit.targets]]` as a described machine: os and arch default to Linux x86_64,
     and a Python left out is not checked (never this machine's)."""
@@ -105,7 +109,7 @@ def targets_from(settings: Settings, matrices: Matrices) -> tuple[Target, ...]:
         try:
             machine = build_machine(opts, matrices)
         except InputError as exc:
-            raise InputError(f"{where}: {exc}") from None
+            raise InputError(f"{where}: {exc.worded(_key)}") from None  # each field named as the table names it
         if opts.python is None:
             machine = machine._replace(python=None)
         out.append(Target(name, machine))

@@ -18,14 +18,14 @@ def regular_file(path: Path) -> None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError("no such file", path=str(path)) from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
     if stat.S_ISDIR(mode):
-        raise InputError(f"{path}: is a directory")
+        raise InputError("is a directory", path=str(path))
     if not stat.S_ISREG(mode):
         kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
-        raise InputError(f"{path}: {kind}, not a dependency file; not checked")
+        raise InputError(f"{kind}, not a dependency file; not checked", path=str(path))
 
 
 def read_text(path: Path) -> str:
@@ -33,19 +33,21 @@ def read_text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            raise InputError(f"{path}: {size // (1024 * 1024)} MB is too large for a dependency file (limit {MAX_BYTES // (1024 * 1024)} MB); not checked")
+            raise InputError(
+                f"{size // (1024 * 1024)} MB is too large for a dependency file (limit {MAX_BYTES // (1024 * 1024)} MB); not checked", path=str(path)
+            )
         data = path.read_bytes()
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
+        raise InputError("is a directory", path=str(path)) from None
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError("no such file", path=str(path)) from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
     if b"\0" in data:
-        raise InputError(f"{path}: a binary file, not a dependency file; not checked")
+        raise InputError("a binary file, not a dependency file; not checked", path=str(path))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); not checked") from None
+        raise InputError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); not checked", path=str(path), line=line) from None
     return text

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
-from cudafit import __version__
-from cudafit.errors import CudafitError
+from cudafit.errors import CudafitError, InputError
+from cudafit.version import __version__
 
 # command name -> (module, attribute); `cudafit --help` lists them in this order.
 COMMANDS = {
@@ -30,6 +30,15 @@ COMMANDS = {
     "data": ("cudafit.cli.data", "data"),
     "fleet": ("cudafit.cli.fleet", "fleet"),
 }
+
+
+# An input error's field (its name in the Python API) -> how the command line takes it.
+_FLAGS = {"gpus": "--gpu", "spec": "spec"}
+
+
+def flag(field: str) -> str:
+    """'compute_capability' -> '--compute-capability': the option a field is given with here."""
+    return _FLAGS.get(field, "--" + field.replace("_", "-"))
 
 
 def _usage_line(exc: click.ClickException) -> str:
@@ -54,6 +63,9 @@ def run(argv: Optional[list[str]] = None) -> int:
     except click.ClickException as exc:
         click.echo(f"cudafit: error: {_usage_line(exc)}", err=True)
         return 2
+    except InputError as exc:
+        click.echo(f"cudafit: error: {exc.worded(flag)}", err=True)
+        return exc.exit_code
     except CudafitError as exc:
         click.echo(f"cudafit: error: {exc}", err=True)
         return exc.exit_code
@@ -76,7 +88,7 @@ class _Cli(click.Group):
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
-    def main(self, *args, **kwargs):  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         if not kwargs.get("standalone_mode", True):
             return super().main(*args, **kwargs)
         sys.exit(run(kwargs.get("args", args[0] if args else None)))

@@ -4,13 +4,16 @@ environment.yml. Offline: it reads files and cudafit's data, nothing else; --res
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from cudafit.cli.options import load_matrices, machine_options
 from cudafit.errors import CudafitError
 from cudafit.machine import MachineOptions
+
+if TYPE_CHECKING:
+    from cudafit.check.runner import Settings
 
 
 @click.command()
@@ -47,7 +50,7 @@ def check(
     fail_on: Optional[str],
     resolve: bool,
     list_rules: bool,
-):
+) -> int:
     """Check dependency files (default: this folder) for pins that cannot install or run: builds that
     do not exist, indexes that do not serve them, companions that do not pair, CUDA libraries that
     clash, and, with --driver/--gpu or [tool.cudafit] targets, sets that do not run on a machine.
@@ -125,7 +128,7 @@ def check(
     return 1 if output.fails(findings, settings.fail_on) else 0
 
 
-def _settings(config: Optional[Path]):
+def _settings(config: Optional[Path]) -> Settings:
     from cudafit.check.pyproject import load_toml
     from cudafit.check.runner import settings_from
     from cudafit.check.source import read_text

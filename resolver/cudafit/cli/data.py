@@ -9,6 +9,8 @@ from typing import Optional
 
 import click
 
+from cudafit.records import SCHEMA_VERSION
+
 
 @click.group()
 def data() -> None:
@@ -23,7 +25,7 @@ def data() -> None:
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="A matrices folder (default: the embedded data and any installed update).",
 )
-def data_check(folder: Optional[Path]):
+def data_check(folder: Optional[Path]) -> int:
     """Load and validate every data file; exit 2 naming file, entry and field of each problem."""
     from cudafit import datahome
     from cudafit.loader import check, data_dir, data_files
@@ -58,7 +60,7 @@ def data_check(folder: Optional[Path]):
     help="Only this framework (repeatable).",
 )
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")
-def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool):
+def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, ...], holes: bool) -> int:
     """Which facts are known per framework, release, variant and platform, and their evidence grade."""
     from cudafit.coverage import coverage_json, coverage_rows, coverage_text
     from cudafit.loader import load
@@ -75,7 +77,7 @@ def data_coverage(folder: Optional[Path], as_json: bool, frameworks: tuple[str, 
 @click.option("--dir", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), help="A matrices folder (default: the embedded one).")
 @click.option("-o", "--output", "output", required=True, help="The bundle file to write (a wheel of cudafit-matrices), or a folder to write it into.")
 @click.option("--version", "version", help="The bundle's version (default: its data date, 2026-12-01 -> 2026.12.1).")
-def data_bundle(folder: Optional[Path], output: str, version: Optional[str]):
+def data_bundle(folder: Optional[Path], output: str, version: Optional[str]) -> int:
     """Pack a matrices folder as a data bundle: the same data gives the same bytes."""
     from cudafit.fileio import check_output, write_output_bytes
     from cudafit.update import build_bundle
@@ -118,7 +120,7 @@ def _sha256(blob: bytes) -> str:
 @data.command("update")
 @click.option("--from", "source", metavar="URL|PATH", help="A bundle file, a bundle URL, or a mirror of PyPI's JSON API (default: PyPI).")
 @click.option("--sha256", "sha256", metavar="HEX", help="The bundle's expected sha256 (for a file or URL carried by hand).")
-def data_update(source: Optional[str], sha256: Optional[str]):
+def data_update(source: Optional[str], sha256: Optional[str]) -> int:
     """Install the newest data bundle this cudafit reads (checked, atomic; the previous data stays for `data rollback`)."""
     from cudafit.update import update
 
@@ -135,7 +137,7 @@ def data_update(source: Optional[str], sha256: Optional[str]):
 
 
 @data.command("rollback")
-def data_rollback():
+def data_rollback() -> int:
     """Swap the data in use with the one before it: after an update, back to the previous data; run
     again, forward to the update."""
     from cudafit.loader import active
@@ -149,13 +151,13 @@ def data_rollback():
 
 @data.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def data_status(as_json: bool):
+def data_status(as_json: bool) -> int:
     """Which data cudafit uses (embedded or updated), its date, where it lives, and the newest releases it knows."""
     from cudafit.update import status
 
     info = status()
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, **info}, indent=2))
         return 0
     click.echo(f"data in use: {info['source']}, data of {info['data_date']} ({info['age_days']} days old)")
     click.echo(f"path: {info['path']}")

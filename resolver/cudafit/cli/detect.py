@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import click
 
 from cudafit.cli.options import load_matrices, machine_options
 from cudafit.machine import MachineOptions
+from cudafit.records import SCHEMA_VERSION
 
 
 @click.command()
 @machine_options
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one): its Python and frameworks.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def detect(described: MachineOptions, env, as_json):
+def detect(described: MachineOptions, env: Optional[str], as_json: bool) -> int:
     """Show what cudafit sees: driver, GPUs, OS, Python, CUDA toolkits, frameworks."""
     from cudafit.machine import build_machine, machine_json
 
     matrices = load_matrices()
     if env is not None:
-        from cudafit.detect import interpreter_version, python_of_prefix
-        from cudafit.install import find_target
+        from cudafit.detection import interpreter_version, python_of_prefix
+        from cudafit.installer import find_target
 
         target = find_target(env)
         python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
@@ -29,7 +31,7 @@ def detect(described: MachineOptions, env, as_json):
     machine = build_machine(described._replace(detect_extras=True), matrices)
     data = machine_json(machine, full=True)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps({"schema_version": SCHEMA_VERSION, **data}, indent=2))
         return 0
     click.echo(f"os:      {data['os']} ({data['arch']}){' Jetson' if machine.jetson else ''}")
     click.echo(f"python:  {data['python'] or 'unknown'}")

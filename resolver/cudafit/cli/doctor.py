@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import click
 
@@ -16,15 +17,15 @@ from cudafit.machine import MachineOptions
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--import", "confirm", is_flag=True, help="Also import the frameworks (in a child process) to confirm what was predicted.")
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(min=1), metavar="SECONDS", help="How long --import may take.")
-def doctor(described: MachineOptions, env, as_json, confirm, timeout):
+def doctor(described: MachineOptions, env: Optional[str], as_json: bool, confirm: bool, timeout: float) -> int:
     """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
     import os
 
-    from cudafit.detect import interpreter_version, python_of_prefix
+    from cudafit.detection import interpreter_version, python_of_prefix
     from cudafit.doctor.environment import read_environment
     from cudafit.doctor.runner import diagnose, read_driver, report_json, report_text
     from cudafit.errors import InputError
-    from cudafit.install import find_target
+    from cudafit.installer import find_target
     from cudafit.machine import build_machine, machine_json
     from cudafit.toolkits import find_toolkits
 

@@ -11,13 +11,14 @@ import click
 
 from cudafit.cli.options import load_matrices, policy_options
 from cudafit.emit import FORMATS
+from cudafit.records import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from cudafit.fleet.classes import NodeClass
     from cudafit.fleet.inventory import Node, Options
-    from cudafit.records import Matrices
+    from cudafit.records import Matrices, Policy
 
 
 @click.group()
@@ -57,7 +58,21 @@ def fleet() -> None:
 @click.option("-o", "--output", type=click.Path(allow_dash=True), help="Write the --format output to FILE (uv-project merges into an existing pyproject.toml).")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
 @policy_options
-def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature, default_driver, allow_partial, as_json, fmt, output, env_name, policy):
+def fleet_resolve(
+    specs: tuple[str, ...],
+    inventory: str,
+    python: Optional[str],
+    pool_label: Optional[str],
+    gres_map: tuple[str, ...],
+    driver_feature: Optional[str],
+    default_driver: Optional[str],
+    allow_partial: bool,
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
+    env_name: str,
+    policy: Policy,
+) -> int:
     """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
@@ -87,9 +102,9 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
         # A name the user gave is checked as --gpu checks it: an unknown one is bad input, not a
         # node left out (the answer would be partial for a typo).
         if lookup_gpu(matrices.gpus, name)[0] is None:
-            from cudafit.machine import unknown_gpu_message
+            from cudafit.machine import unknown_gpu
 
-            raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu_message(name, matrices).split(": ", 1)[1], param_hint="'--gres-map'")
+            raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu(name, matrices).reason, param_hint="'--gres-map'")
     if default_driver is not None:
         from cudafit.errors import InputError
         from cudafit.machine import check_driver, parse_driver
@@ -99,7 +114,7 @@ def fleet_resolve(specs, inventory, python, pool_label, gres_map, driver_feature
         try:
             check_driver(parse_driver(default_driver) or "", "linux", matrices)
         except InputError as exc:
-            raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint="'--default-driver'") from None
+            raise click.BadParameter(exc.reason, param_hint="'--default-driver'") from None
     options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver, gpu_table=matrices.gpus)
     checked: Optional[str] = check_python(python, matrices) if python else None
     classes = _classes(inventory, options, inv, group, matrices)
@@ -166,7 +181,7 @@ def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iter
 @click.option("--import", "probe", is_flag=True, help="Also import each framework on the nodes (cudafit doctor --import).")
 @click.option("--timeout", default=600, show_default=True, type=click.IntRange(1, 86400), help="Seconds to wait for the cluster.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def fleet_doctor(partition, selector, image, probe, timeout, as_json):
+def fleet_doctor(partition: Optional[str], selector: Optional[str], image: Optional[str], probe: bool, timeout: int, as_json: bool) -> int:
     """Diagnose a cluster: `cudafit doctor --json` on its nodes, findings gathered per node class."""
     from cudafit.fleet import doctor
 
@@ -180,11 +195,13 @@ def fleet_doctor(partition, selector, image, probe, timeout, as_json):
     if partition:
         reports = doctor.slurm(partition, args, timeout=timeout)
     else:
+        assert selector is not None and image is not None  # --kubernetes SELECTOR with its --image, checked above
         reports = doctor.kubernetes(selector, image, _samples(selector, timeout), args, timeout=timeout)
     classes, missing = doctor.aggregate(reports)
     ok = not missing and all(c.ok for c in classes)
     if as_json:
         out = {
+            "schema_version": SCHEMA_VERSION,
             "ok": ok,
             "classes": [{"key": c.key, "count": c.size, "sample_nodes": c.nodes[:3], "ok": c.ok, "findings": c.findings} for c in classes],
             "unreachable": [{"node": r.node, "error": r.error} for r in missing],

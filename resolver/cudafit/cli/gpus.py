@@ -13,7 +13,7 @@ from cudafit.cli.options import load_matrices
 @click.command("gpus")
 @click.argument("pattern", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def gpus_command(pattern: Optional[str], as_json: bool):
+def gpus_command(pattern: Optional[str], as_json: bool) -> int:
     """List the GPUs cudafit knows (name as nvidia-smi prints it, compute capability, architecture,
     memory); PATTERN: a case-insensitive substring or a glob ('*RTX 30*'). Exit 1 when none match."""
     from cudafit.gpus import gpu_row, match_gpus

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional
+
 import click
 
 from cudafit.cli.options import load_matrices, machine_options, policy_options
 from cudafit.machine import MachineOptions
+
+if TYPE_CHECKING:
+    from cudafit.records import Policy
 
 
 @click.command()
@@ -20,13 +25,12 @@ from cudafit.machine import MachineOptions
     help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.",
 )
 @policy_options
-def install(specs, described: MachineOptions, policy, env, dry_run, fmt):
+def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, env: Optional[str], dry_run: bool, fmt: Optional[str]) -> int:
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
     import platform
 
-    from cudafit import install as installer
-    from cudafit import staleness
-    from cudafit.detect import detect_os, interpreter_version
+    from cudafit import installer, staleness
+    from cudafit.detection import detect_os, interpreter_version
     from cudafit.machine import build_machine, check_arch, check_os, normalize_arch
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve

@@ -4,13 +4,19 @@ description (MachineOptions) and the policy (records.Policy); and the data every
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 import click
 
 from cudafit.machine import MachineOptions
 
+if TYPE_CHECKING:
+    from cudafit.records import Matrices
 
-def machine_options(func):
+R = TypeVar("R")
+
+
+def machine_options(func: Callable[..., R]) -> Callable[..., R]:
     options = [
         click.option("--driver", metavar="VERSION", help="NVIDIA driver version as nvidia-smi prints it; 'none' for no driver."),
         click.option("--gpu", "gpus", metavar="NAME", multiple=True, help="A GPU by its nvidia-smi name (repeatable)."),
@@ -23,7 +29,18 @@ def machine_options(func):
     ]
 
     @functools.wraps(func)
-    def collect(*args, driver, gpus, ccs, os_name, arch, python, jetson, macos_version, **kwargs):
+    def collect(
+        *args: Any,
+        driver: Optional[str],
+        gpus: tuple[str, ...],
+        ccs: tuple[str, ...],
+        os_name: Optional[str],
+        arch: Optional[str],
+        python: Optional[str],
+        jetson: bool,
+        macos_version: Optional[str],
+        **kwargs: Any,
+    ) -> R:
         # The description becomes one plain object, so a command takes the machine as one value.
         described = MachineOptions(
             driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name, arch=arch, python=python, jetson=jetson, macos=macos_version
@@ -35,7 +52,7 @@ def machine_options(func):
     return collect
 
 
-def policy_options(func):
+def policy_options(func: Callable[..., R]) -> Callable[..., R]:
     """--strict-driver, --cpu and --mixed-cuda, collected into one Policy (records.Policy)."""
     options = [
         click.option("--strict-driver", is_flag=True, help="Demand each CUDA toolkit's own driver (no minor-version compatibility)."),
@@ -44,7 +61,7 @@ def policy_options(func):
     ]
 
     @functools.wraps(func)
-    def collect(*args, strict_driver, cpu, mixed_cuda, **kwargs):
+    def collect(*args: Any, strict_driver: bool, cpu: bool, mixed_cuda: bool, **kwargs: Any) -> R:
         from cudafit.records import Policy
 
         return func(*args, policy=Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda), **kwargs)
@@ -54,7 +71,7 @@ def policy_options(func):
     return collect
 
 
-def load_matrices():
+def load_matrices() -> Matrices:
     from cudafit.loader import load
 
     return load()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from cudafit.cli.options import load_matrices, machine_options, policy_options
 from cudafit.emit import FORMATS
 from cudafit.machine import MachineOptions
+
+if TYPE_CHECKING:
+    from cudafit.records import Policy
 
 
 @click.command()
@@ -20,7 +24,16 @@ from cudafit.machine import MachineOptions
 @policy_options
 @click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
-def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_not, env_name):
+def resolve(
+    specs: tuple[str, ...],
+    described: MachineOptions,
+    policy: Policy,
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
+    why_not: Optional[str],
+    env_name: str,
+) -> int:
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio, staleness
     from cudafit.machine import build_machine
@@ -45,10 +58,7 @@ def resolve(specs, described: MachineOptions, policy, as_json, fmt, output, why_
 
     matrices = load_matrices()
     machine = build_machine(described, matrices)
-    res = solve(list(specs), machine, matrices, policy)
-    stale = staleness.note(matrices.data_date)
-    if stale:  # a note beside an answer; beside no answer a warning, which is what failures show
-        res = res._replace(notes=(*res.notes, stale)) if res.ok else res._replace(warnings=(*res.warnings, stale))
+    res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
     if why_not:
         from cudafit.solve import why_not as explain_why_not
 

@@ -4,13 +4,16 @@ that selects one for a shell."""
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import click
+
+from cudafit.records import SCHEMA_VERSION
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def toolkits(as_json):
+def toolkits(as_json: bool) -> int:
     """List the CUDA toolkits installed here (/usr/local/cuda-*, CUDA_HOME, nvcc on PATH, conda)."""
     import os
 
@@ -19,7 +22,12 @@ def toolkits(as_json):
     found = find_toolkits(os.environ)
     used = extension_toolkit(os.environ, found)
     if as_json:
-        click.echo(json.dumps({"toolkits": [t.as_json() for t in found], "extensions_use": str(used.root) if used else None}, indent=2))
+        click.echo(
+            json.dumps(
+                {"schema_version": SCHEMA_VERSION, "toolkits": [t.as_json() for t in found], "extensions_use": str(used.root) if used else None},
+                indent=2,
+            )
+        )
         return 0
     if not found:
         click.echo("No CUDA toolkit found (pip-installed frameworks bring their own CUDA libraries; a toolkit is only needed to build extensions).")
@@ -36,7 +44,7 @@ def toolkits(as_json):
     "--toolkit", "wanted", required=True, metavar="X.Y", help="The toolkit version to select (12.6, or 12.6.85; a major alone, 13, takes its newest)."
 )
 @click.option("-o", "--output", metavar="FILE", help="Write the script here (default: standard output).")
-def env_script(wanted, output):
+def env_script(wanted: str, output: Optional[str]) -> int:
     """Write a shell script that selects one CUDA toolkit (source it: . ./env.sh)."""
     import os
 

@@ -8,18 +8,22 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Optional
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudafit import detect, rules
+from cudafit import detection as detect
+from cudafit import rules
 from cudafit.doctor.environment import requirements_for
 from cudafit.doctor.fixes import ORT_GPU, Repair, gpu_here, machine_args
 from cudafit.doctor.libraries import DRIVER_LIBRARY, LoadReport
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
-from cudafit.records import Build, Machine, Matrices
+from cudafit.records import Build, LibraryRelease, Machine, Matrices
 from cudafit.toolkits import ToolkitInstall, extension_toolkit
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 CODES = {
     "DR001": "no NVIDIA driver",
@@ -422,7 +426,7 @@ def _library_problems(ctx: Context, lib: InstalledBuild, torch: Optional[Install
     return problems
 
 
-def _requirement(release, lib: InstalledBuild, ctx: Context):
+def _requirement(release: LibraryRelease, lib: InstalledBuild, ctx: Context) -> Optional[SpecifierSet]:
     """The torch a library release requires (the data's, for the build of its CUDA major here)."""
     from packaging.specifiers import SpecifierSet
 

@@ -10,7 +10,8 @@ from typing import Optional
 
 from packaging.utils import canonicalize_name
 
-from cudafit import binaries, detect
+from cudafit import binaries
+from cudafit import detection as detect
 from cudafit.doctor.model import Distribution, Environment, InstalledBuild
 
 # The distributions whose metadata doctor reads in full; the rest are known by folder name only.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple, Optional
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit.doctor.model import Environment, Finding
 
 # Run by the environment's interpreter; prints one JSON object. Each framework is probed on its

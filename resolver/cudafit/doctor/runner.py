@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional
 
-from cudafit import detect
+from cudafit import detection as detect
 from cudafit.doctor import checks, libraries
 from cudafit.doctor.fixes import Repair
-from cudafit.doctor.model import Environment, Finding
-from cudafit.records import Machine, Matrices
+from cudafit.doctor.model import Environment, Finding, InstalledBuild
+from cudafit.records import SCHEMA_VERSION, Machine, Matrices
 from cudafit.toolkits import ToolkitInstall
 
 WSL_DRIVER = Path("/usr/lib/wsl/lib/libcuda.so.1")
@@ -77,7 +77,7 @@ def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None)
     return report._replace(findings=report.findings + tuple(disagreements), observed=tuple(observed))
 
 
-def build_line(build) -> str:
+def build_line(build: InstalledBuild) -> str:
     what = {"cuda": f"CUDA {build.cuda or 'unknown'} build", "cpu": "CPU-only build", "rocm": "ROCm build", "python": "no compiled code"}.get(
         build.kind, "build not identified"
     )
@@ -86,7 +86,7 @@ def build_line(build) -> str:
     )
 
 
-def read_driver(os_name: str, **options) -> detect.DriverReading:
+def read_driver(os_name: str, **options: Any) -> detect.DriverReading:
     """nvidia-smi as doctor reads it: output that does not parse is a fact about the driver (DR002),
     where detect and resolve take it as an input error (exit 2)."""
     return detect.read_driver(os_name, strict=False, **options)
@@ -131,6 +131,7 @@ def report_text(report: Report) -> str:
 def report_json(report: Report, machine_json: Optional[dict] = None) -> dict:
     env = report.env
     return {
+        "schema_version": SCHEMA_VERSION,
         "ok": report.ok,
         "machine": machine_json or {},
         "environment": {

@@ -73,8 +73,10 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
         built = [p.name for p in packages if p.mode == "no-build-isolation"]
         if built:
             raise InputError(
-                f"--format {fmt}: {', '.join(built)} compiles against the torch already installed, which needs "
-                "--no-build-isolation after torch's own install; a file cannot say that: use --format pip, uv or uv-project"
+                f"{', '.join(built)} compiles against the torch already installed, which needs "
+                "--no-build-isolation after torch's own install; a file cannot say that: use the pip, uv or uv-project format",
+                field="format",
+                value=fmt,
             )
     # A library's line also pins the builds it is made against (torch), whichever line it is on,
     # and those builds' own line comes first.
@@ -90,8 +92,9 @@ def install_groups(resolution: Resolution, *, single: bool = False, fmt: str = "
             # a wheel named by URL still takes its dependencies from PyPI
             where = "; ".join(f"{', '.join(p.name + (' (by URL)' if p.url else '') for p in pins)} from {url or 'PyPI'}" for (url, _mode), pins in groups)
             raise InputError(
-                f"--format {fmt}: this set needs two indexes ({where}); one file can name only one "
-                "without --extra-index-url: use --format uv-project, pip or uv"
+                f"this set needs two indexes ({where}); one file can name only one without --extra-index-url: use the uv-project, pip or uv format",
+                field="format",
+                value=fmt,
             )
     shared = sorted(resolution.shared_pins.items())
     resolving = [i for i, ((_url, mode), _pins) in enumerate(groups) if mode != "no-deps"]

@@ -40,7 +40,7 @@ def check_env_name(name: str) -> str:
         why = "it starts with '-', which conda would read as an option"
     else:
         return name
-    raise InputError(f"--name {name!r}: not a conda environment name: {why}")
+    raise InputError(f"not a conda environment name: {why}", field="name", value=name)
 
 
 CHANNEL_PLATFORMS = ("linux-x86_64", "windows-x86_64", "macos-x86_64", "macos-arm64")

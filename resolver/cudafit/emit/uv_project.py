@@ -150,7 +150,9 @@ def check_project_name(name: str) -> str:
     except InvalidRequirement:
         whole = False
     if not whole:
-        raise InputError(f"--name {name!r}: not a project name (PEP 508: letters, digits, '.', '_' and '-', starting and ending with a letter or digit)")
+        raise InputError(
+            "not a project name (PEP 508: letters, digits, '.', '_' and '-', starting and ending with a letter or digit)", field="name", value=name
+        )
     return name
 
 

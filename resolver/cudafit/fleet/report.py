@@ -9,7 +9,7 @@ from typing import Optional
 from cudafit.emit.pip import commands
 from cudafit.fleet.solve import FleetAnswer
 from cudafit.machine import machine_json
-from cudafit.records import Resolution
+from cudafit.records import SCHEMA_VERSION, Resolution
 from cudafit.report import resolution_json
 
 
@@ -43,6 +43,7 @@ def fleet_json(answer: FleetAnswer, allow_partial: bool = False) -> dict:
         whole = resolution_json(answer.fleet)
         fleet = {"packages": whole["packages"], "commands": whole["commands"], "cuda": whole["cuda"], "cudnn": whole["cudnn"]}
     return {
+        "schema_version": SCHEMA_VERSION,
         "ok": accepted(answer, allow_partial),
         "partial": answer.partial,
         "classes": [

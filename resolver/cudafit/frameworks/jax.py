@@ -7,14 +7,14 @@ highest CUDA the driver runs wins. Preference: the newest release, then the high
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import named, screen
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
@@ -68,7 +68,13 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
     return [version]
 
 
-def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
+def candidates(
+    specs: dict[str, SpecifierSet],
+    machine: Machine,
+    matrices: Matrices,
+    policy: Policy,
+    extras: frozenset[str] = frozenset(),
+) -> tuple[list[Candidate], list[Rejection]]:
     spec = specs.get("jax", SpecifierSet())
     jaxlib_spec = specs.get("jaxlib", SpecifierSet())
     gpu_here = machine.driver is not None or not machine.driver_known
@@ -78,7 +84,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(releases(matrices)):
 
-        def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
+        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: JaxRelease = release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
@@ -156,7 +162,9 @@ def _normal(extra: str) -> str:
     return str(canonicalize_name(extra))
 
 
-def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy, driver_problem):
+def _judge(
+    release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
+) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...], bool]]:
     def reject(constraint: str, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
@@ -190,7 +198,15 @@ def _judge(release: JaxRelease, build: Build, machine: Machine, matrices: Matric
     return tier, why, warnings, not unverified
 
 
-def _candidate(release: JaxRelease, build, tag, why, warnings, pins, verified) -> Candidate:
+def _candidate(
+    release: JaxRelease,
+    build: Optional[Build],
+    tag: str,
+    why: tuple[str, ...],
+    warnings: tuple[str, ...],
+    pins: dict[str, str],
+    verified: bool,
+) -> Candidate:
     extras = (build.extra,) if build else ()
     pin = PackagePin("jax", str(release.version), None, tag, None, extras=extras, find_links=(build.find_links or None) if build else None)
     return Candidate(

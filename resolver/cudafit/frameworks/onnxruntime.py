@@ -9,7 +9,7 @@ the `onnxruntime` package, which this provider does not resolve."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -40,7 +40,7 @@ def candidates(
 ) -> tuple[list[Candidate], list[Rejection]]:
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
 
-    def judge(release: OrtRelease, build: Build):
+    def judge(release: OrtRelease, build: Build) -> Union[Rejection, tuple[tuple[int, int], Candidate]]:
         verdict = _judge(release, build, machine, matrices, policy, driver_problem)
         if isinstance(verdict, Rejection):
             return verdict
@@ -51,7 +51,9 @@ def candidates(
     return rank_builds(FAMILY, releases(matrices), specs.get(FAMILY, SpecifierSet()), machine, judge)
 
 
-def _judge(release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]):
+def _judge(
+    release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
+) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]:
     def reject(constraint: str, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 

@@ -12,7 +12,8 @@ Preference, documented for users in README "How cudafit chooses":
 
 from __future__ import annotations
 
-from typing import Optional
+from collections.abc import Callable
+from typing import Optional, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -166,24 +167,36 @@ def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Option
     return None
 
 
-def _known_siblings(matrices: Matrices, variant: Build, platform: Optional[str], memo: dict) -> tuple[str, list[tuple[Version, Build]]]:
+def _known_siblings(
+    matrices: Matrices, variant: Build, platform: Optional[str], memo: dict[str, tuple[str, list[tuple[Version, Build]]]]
+) -> tuple[str, list[tuple[Version, Build]]]:
     """The builds of the same variant on the same platform, in any release, whose lists are known;
     failing those, the known builds of the same CUDA major there. Returns (what they are, builds)."""
     if variant.tag not in memo:
 
-        def known(same) -> list[tuple[Version, Build]]:
+        def known(same: Callable[[Build], bool]) -> list[tuple[Version, Build]]:
             return [(r.version, v) for r in matrices.torch for v in r.builds if v.kind == "cuda" and same(v) and platform in v.platforms and v.sass is not None]
 
         found = known(lambda v: v.tag == variant.tag)
         what = f"{variant.tag} build"
         if not found and variant.cuda is not None:
-            found = known(lambda v: v.cuda is not None and v.cuda.major == variant.cuda.major)
-            what = f"CUDA {variant.cuda.major} build"
+            major = variant.cuda.major
+            found = known(lambda v: v.cuda is not None and v.cuda.major == major)
+            what = f"CUDA {major} build"
         memo[variant.tag] = (what, found)
     return memo[variant.tag]
 
 
-def _judge(release, variant, machine, matrices, policy, driver_problem, siblings, verdicts):
+def _judge(
+    release: TorchRelease,
+    variant: Build,
+    machine: Machine,
+    matrices: Matrices,
+    policy: Policy,
+    driver_problem: Optional[str],
+    siblings: dict[str, tuple[str, list[tuple[Version, Build]]]],
+    verdicts: dict[tuple, rules.BuildVerdict],
+) -> Union[Rejection, tuple[tuple[int, Union[int, tuple[int, int]]], tuple[str, ...], tuple[str, ...]]]:
     """Either a Rejection or ((sort key), why, warnings)."""
 
     def reject(constraint: str, reason: str, evidence: str = "", cause: str = "") -> Rejection:
@@ -196,24 +209,25 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         if gpu_here and not policy.cpu and not on_mac:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)", cause=CPU_BESIDE_GPU)
         if on_mac:
-            why = (
+            cpu_why = (
                 "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"
                 if machine.arch == "aarch64"
                 else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)"
             )
         else:
-            why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
+            cpu_why = "CPU build, as asked (--cpu)" if policy.cpu else "CPU build: no NVIDIA driver"
         notes = _reported(release, variant, machine)
         need = release.macos_min.get(machine.platform or "")
         if on_mac and not machine.macos and need:
             notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
-        return ((0, 0), (f"{why}; {evidence_text(variant)}",), notes)
+        return ((0, 0), (f"{cpu_why}; {evidence_text(variant)}",), notes)
     if variant.kind == "rocm":
         return reject("accelerator", "ROCm build, for AMD GPUs")
     if variant.kind != "cuda":
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
         return reject("accelerator", "CUDA build; --cpu asked for a CPU build")
+    assert variant.cuda is not None  # a torch CUDA build is tagged cuXYZ, so the loader always reads its CUDA
     # Builds of many releases share a CUDA version and architecture lists: each is judged once.
     key = (variant.cuda, variant.sass, variant.ptx)
     verdict = verdicts.get(key)
@@ -228,6 +242,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
             return reject(constraint, reason, evidence_text(variant))
         return reject(constraint, reason)
     driver, arch, needs_jit = verdict.driver, verdict.arch, verdict.needs_jit
+    assert driver is not None and arch is not None  # both are set when there is no rejection
     # An unknown cuDNN is no warning here: alone, torch brings its own; beside another framework
     # explain.joint_evidence says so.
     warnings = verdict.warnings
@@ -241,7 +256,7 @@ def _judge(release, variant, machine, matrices, policy, driver_problem, siblings
         # The toolkit could target the GPU, but if every known list of this variant on this
         # platform (earlier or later releases) leaves it out, this one almost surely does too.
         what, known = _known_siblings(matrices, variant, machine.platform, siblings)
-        if known and not any(rules.check_arch(matrices, machine, v.cuda, v.sass, v.ptx)[0].ok for _ver, v in known):
+        if known and not any(v.cuda is not None and rules.check_arch(matrices, machine, v.cuda, v.sass, v.ptx)[0].ok for _ver, v in known):
             versions = list(dict.fromkeys(str(ver) for ver, _v in known))
             shown = ", ".join(versions[:4]) + (" and more" if len(versions) > 4 else "")
             gpus = ", ".join(rules.gpu_label(g) for g in machine.gpus if g.compute_capability)
@@ -300,8 +315,17 @@ def evidence_text(variant: Build) -> str:
     return evidence.describe(variant.evidence, variant.kind == "cuda")
 
 
-def _candidate(release, variant, specs, machine, matrices, why, warnings) -> Candidate:
+def _candidate(
+    release: TorchRelease,
+    variant: Build,
+    specs: dict[str, SpecifierSet],
+    machine: Machine,
+    matrices: Matrices,
+    why: tuple[str, ...],
+    warnings: tuple[str, ...],
+) -> Candidate:
     platform = machine.platform
+    assert platform is not None  # candidates() judges only releases with wheels for it
     index_url, local = package_source(release, variant, platform, matrices.torch_index)
     # PyPI serves this very build only where its wheel is the index build renamed (pypi_pins
     # recorded apart means PyPI's wheel was built differently).

@@ -10,14 +10,14 @@ Preference: builds that bring their own CUDA through pip first, then the newest 
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import named, screen
-from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices, PackagePin, Rejection, pythons_on
+from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
@@ -63,7 +63,13 @@ def pairs(member: str, version: Version, matrices: Matrices) -> list[Version]:
     return [version]  # tensorflow-cpu shares tensorflow's version
 
 
-def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matrices, policy, extras=frozenset()):
+def candidates(
+    specs: dict[str, SpecifierSet],
+    machine: Machine,
+    matrices: Matrices,
+    policy: Policy,
+    extras: frozenset[str] = frozenset(),
+) -> tuple[list[Candidate], list[Rejection]]:
     spec = specs.get("tensorflow", SpecifierSet()) & specs.get("tensorflow-cpu", SpecifierSet())
     cpu = policy.cpu or "tensorflow-cpu" in specs
     gpu_here = machine.driver is not None or not machine.driver_known
@@ -72,7 +78,7 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(releases(matrices)):
 
-        def reject(constraint: str, reason: str, tag=None, release=release, cause: str = "") -> None:
+        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: TFRelease = release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         out = screen(FAMILY, release, spec, "tensorflow", "tensorflow", machine)
@@ -115,7 +121,9 @@ def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
     )
 
 
-def _gpu(release: TFRelease, machine: Machine, matrices: Matrices, policy, driver_problem, extras):
+def _gpu(
+    release: TFRelease, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str], extras: frozenset[str]
+) -> Union[Rejection, tuple[int, Candidate]]:
     build = next((b for b in release.builds if machine.platform in b.platforms), None)
     if build is None:
         tag = release.builds[0].tag if release.builds else "cuda"

@@ -1,0 +1,283 @@
+"""cudafit as a library: the same answers as the command line, as values.
+
+Nothing here imports click, reaches the network, changes os.environ or prints. Inputs that cannot
+be a machine or a spec raise InputError (its `field` names the argument); a request that no build
+satisfies raises NoSolution (its `causes` say why, as values). The records are in api_records."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union, cast
+
+from cudafit import records
+from cudafit.api_records import Cause, Environment, Finding, InstalledBuild, Installer, Machine, Package, Report, Severity
+from cudafit.errors import CudafitError, InputError
+
+__all__ = ["NoSolution", "Plan", "check_paths", "describe", "detect", "diagnose", "inspect", "install", "resolve"]
+
+FORMATS = ("pip", "uv", "uv-project", "requirements", "conda", "environment.yml")  # Plan.render; the same as resolve --format
+
+
+class NoSolution(CudafitError):
+    """No consistent set runs on the machine: `causes` (every build ruled out, and why),
+    `conflicts` (the deciding ones, in words), and `to_dict()` as `cudafit resolve --json` prints it."""
+
+    exit_code = 1
+
+    def __init__(self, resolution: records.Resolution) -> None:
+        self._resolution = resolution
+        self.causes: tuple[Cause, ...] = tuple(Cause.from_rejection(r) for r in resolution.rejections if r.constraint != "spec")
+        self.conflicts: tuple[str, ...] = resolution.conflicts
+        self.machine = Machine.from_record(resolution.machine)
+        super().__init__("; ".join(resolution.conflicts) or "no consistent set of builds runs on this machine")
+
+    def to_dict(self) -> dict[str, Any]:
+        from cudafit.report import resolution_json
+
+        return resolution_json(self._resolution)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen set for a machine: its packages, the CUDA and cuDNN it ends up with, the pins it
+    holds the nvidia-* wheels at, and why each build was chosen."""
+
+    machine: Machine
+    packages: tuple[Package, ...]
+    cuda: Optional[str]
+    cudnn: Optional[str]
+    pins: dict[str, str]  # nvidia-* distribution -> specifier every chosen build allows
+    reasons: tuple[str, ...]  # why each build, in words
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    _resolution: records.Resolution = field(repr=False, compare=False)
+
+    def commands(self, installer: Installer = "pip", *, python: Optional[str] = None) -> list[list[str]]:
+        """The install commands as argument lists (never shell strings), to run in order: pip as
+        `python -m pip` (`python`: the environment's interpreter, default "python"), uv as
+        `uv pip install` (with `--python` where given), conda: the conda route where the set has one
+        (TensorFlow's CUDA runtime), then pip for the rest."""
+        from cudafit.installer import commands
+
+        if installer not in ("pip", "uv", "conda"):
+            raise InputError("expected pip, uv or conda", field="installer", value=installer)
+        return commands(self._resolution, installer="uv" if installer == "uv" else "pip", python=python, conda="conda" if installer == "conda" else None)
+
+    def render(self, format: str, *, name: str = "cudafit", existing: Optional[str] = None) -> str:
+        """The text `cudafit resolve --format FORMAT` prints (`name`: the environment or project
+        name of conda and uv-project output; `existing`: a pyproject.toml's text to merge into)."""
+        from cudafit.emit import EmitOptions, render
+
+        if format not in FORMATS:
+            raise InputError(f"expected one of {', '.join(FORMATS)}", field="format", value=format)
+        return render(format, self._resolution, EmitOptions(env_name=name, existing=existing))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What `cudafit resolve --json` prints for the same request: the same keys, the same values."""
+        from cudafit.report import resolution_json
+
+        return resolution_json(self._resolution)
+
+
+_LOADED: dict[tuple[Optional[str], Optional[Path]], records.Matrices] = {}
+
+
+def _matrices() -> records.Matrices:
+    """The data, read once per process and data source: a launcher asks many times, and the
+    loader's own checks (its on-disk cache's key) cost more than a solve. An installed update, a
+    rollback or CUDAFIT_DATA_DIR names another source, and that is read anew."""
+    from cudafit import datahome
+    from cudafit.loader import load
+
+    key = (os.environ.get("CUDAFIT_DATA_DIR"), datahome.current_root())
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = load()
+    return _LOADED[key]
+
+
+def describe(
+    *,
+    os: Optional[str] = None,
+    arch: Optional[str] = None,
+    python: Optional[str] = None,
+    driver: Optional[str] = None,
+    gpus: Sequence[str] = (),
+    compute_capability: Union[str, Sequence[str], None] = None,
+    jetson: bool = False,
+    macos: Optional[str] = None,
+    wsl: bool = False,
+) -> Machine:
+    """A machine described, as the CLI's --os/--arch/--python/--driver/--gpu/--compute-capability/
+    --jetson/--macos describe one. The GPU side is never read from this machine: a driver left out
+    is unknown (answers go per driver floor), `driver="none"` means no NVIDIA driver. os, arch and
+    python left out are this machine's, as on the command line."""
+    from cudafit import detection
+    from cudafit.machine import MachineOptions, build_machine
+
+    if isinstance(gpus, str):
+        gpus = (gpus,)
+    ccs = (compute_capability,) if isinstance(compute_capability, str) else tuple(compute_capability or ())
+    if wsl:
+        if os not in (None, "linux", "wsl"):
+            raise InputError("WSL runs Linux under Windows", field="wsl", value=True, others=(("os", os),))
+        os = "wsl"
+    opts = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos)
+
+    def unknown(*_args: object, **_kwargs: object) -> detection.DriverReading:
+        return detection.DriverReading(None, False, (), False, None, (records.DRIVER_NOT_GIVEN, records.GPU_NOT_GIVEN))
+
+    machine = build_machine(opts, _matrices(), reader=unknown)
+    if not opts.describes_gpus and machine.os != "macos":
+        machine = machine._replace(detected=False, jetson=jetson)
+    return Machine.from_record(machine)
+
+
+def detect() -> Machine:
+    """This machine, as `cudafit detect` reads it (nvidia-smi and the driver's own files; no
+    framework imported)."""
+    from cudafit.machine import MachineOptions, build_machine
+
+    return Machine.from_record(build_machine(MachineOptions(), _matrices()))
+
+
+def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> records.Resolution:
+    from cudafit import staleness
+    from cudafit.solve import resolve as solve
+
+    if isinstance(specs, str):
+        specs = [specs]
+    matrices = _matrices()
+    record = (machine or detect()).to_record()
+    return staleness.with_note(solve(list(specs), record, matrices, policy), matrices.data_date)
+
+
+def resolve(
+    specs: Sequence[str] = ("torch",), machine: Optional[Machine] = None, *, cpu: bool = False, strict_driver: bool = False, mixed_cuda: bool = False
+) -> Plan:
+    """The newest consistent set of builds for `specs` (PEP 508 requirements on frameworks:
+    "torch>=2.4", "torchvision", "jax[cuda12]") that runs on `machine` (default: this one, detected)."""
+    res = _solve(specs, machine, records.Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
+    if not res.ok:
+        raise NoSolution(res)
+    from cudafit.emit import stack_versions
+
+    cuda, cudnn = stack_versions(res)
+    return Plan(
+        machine=Machine.from_record(res.machine),
+        packages=tuple(Package.from_pin(p, c) for c in res.candidates for p in c.packages),
+        cuda=cuda,
+        cudnn=cudnn,
+        pins=dict(sorted(res.shared_pins.items())),
+        reasons=tuple(line for c in res.candidates for line in c.why),
+        notes=res.notes,
+        warnings=res.warnings,
+        _resolution=res,
+    )
+
+
+def _installed(b: Any) -> InstalledBuild:
+    return InstalledBuild(family=b.family, dist=b.dist, version=b.version, kind=b.kind, cuda=b.cuda, cudnn=b.cudnn)
+
+
+def _read_environment(env: Union[str, Path, None]) -> Any:
+    from cudafit.detection import interpreter_version, python_of_prefix
+    from cudafit.doctor.environment import read_environment
+    from cudafit.installer import find_target
+
+    target = find_target(None if env is None else str(env))
+    python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
+    return read_environment(target.prefix, target.python, python=python)
+
+
+def inspect(env: Union[str, Path, None] = None) -> Environment:
+    """What an environment holds (`env`: its folder or its Python; default: the active one): the
+    framework builds and libraries, read from their files without importing them."""
+    e = _read_environment(env)
+    return Environment(
+        prefix=str(e.prefix),
+        python=e.python,
+        builds=tuple(_installed(b) for b in e.builds),
+        libraries=tuple(_installed(b) for b in e.libraries),
+        distributions={name: d.version for name, d in sorted(e.distributions.items())},
+        problems=e.problems,
+    )
+
+
+def diagnose(env: Union[str, Path, None] = None, machine: Optional[Machine] = None) -> Report:
+    """`cudafit doctor`'s findings for an environment on a machine (default: this one, detected;
+    the environment's own Python is the one judged)."""
+    from cudafit.doctor.runner import diagnose as run_doctor
+    from cudafit.doctor.runner import read_driver
+    from cudafit.machine import MachineOptions, build_machine
+    from cudafit.toolkits import find_toolkits
+
+    matrices = _matrices()
+    environment = _read_environment(env)
+    if machine is None:
+        record = build_machine(MachineOptions(python=environment.python), matrices, reader=read_driver)
+    else:
+        record = machine.to_record()._replace(python=environment.python or machine.python)
+    report = run_doctor(environment, record, matrices, environ=dict(os.environ), toolkits=find_toolkits(os.environ))
+    findings = tuple(Finding(code=f.code, severity=cast(Severity, f.severity), message=f.message, fix=f.fix, commands=f.commands) for f in report.findings)
+    return Report(ok=report.ok, findings=findings, machine=Machine.from_record(report.machine))
+
+
+def check_paths(
+    paths: Sequence[Union[str, Path]],
+    *,
+    targets: Sequence[Machine] = (),
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    strict: bool = False,
+) -> Report:
+    """`cudafit check`'s findings for dependency files or folders, offline (`targets`: machines
+    the files must run on, as [tool.cudafit] targets; `strict`: what cudafit cannot check fails too)."""
+    from cudafit.check import output
+    from cudafit.check.rules import Target
+    from cudafit.check.runner import Settings
+    from cudafit.check.runner import check_paths as run_check
+
+    settings = Settings(select=tuple(select), ignore=tuple(ignore), fail_on="note" if strict else "warning")
+    described = tuple(Target(f"target {i}", m.to_record()) for i, m in enumerate(targets, 1))
+    report = run_check([Path(p) for p in paths], _matrices(), settings, described)
+    findings = tuple(
+        Finding(
+            code=f.code,
+            severity=cast(Severity, f.severity),
+            message=f.message,
+            fix=f.fix,
+            path=f.path,
+            line=f.line,
+            col=f.col,
+            environments=f.environments,
+        )
+        for f in report.findings
+    )
+    return Report(ok=not output.fails(report.findings, settings.fail_on) and not report.errors, findings=findings, errors=report.errors, files=report.files)
+
+
+def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = False, installer: Optional[Installer] = None) -> list[list[str]]:
+    """Install a plan into an environment (its folder or its Python; default: the active one) with
+    uv where present, else pip (`installer` to choose; conda: the set's conda route, then pip).
+    Returns the commands, run in order (with `dry_run`, only returned). Raises InputError when a
+    command fails; the installers' own output goes to this process's stdout and stderr."""
+    import subprocess
+
+    from cudafit.installer import find_target
+    from cudafit.installer import plan as install_plan
+
+    target = find_target(None if env is None else str(env))
+    argvs = install_plan(plan._resolution, target, conda=installer == "conda", dry_run=dry_run, installer=installer if installer in ("pip", "uv") else None)
+    if not dry_run:
+        for argv in argvs:
+            try:
+                code = subprocess.call(argv)
+            except OSError as exc:
+                raise InputError(f"cannot run {argv[0]}: {exc.strerror}") from None
+            if code != 0:
+                raise InputError(f"the install command failed (exit {code}): {' '.join(argv)}")
+    return argvs

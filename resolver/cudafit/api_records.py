@@ -1,0 +1,204 @@
+"""The records of the Python API: frozen, keyword-built, and independent of the internal ones, so
+the internals can change without breaking a caller. Each converts from its internal counterpart
+here and nowhere else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from cudafit import records
+from cudafit.records import SCHEMA_VERSION
+
+__all__ = ["SCHEMA_VERSION", "Cause", "Environment", "Evidence", "Finding", "Gpu", "InstalledBuild", "Installer", "Machine", "Package", "Report", "Severity"]
+
+Installer = Literal["pip", "uv", "conda"]
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gpu:
+    name: Optional[str] = None  # as nvidia-smi prints it; None where only the compute capability is known
+    compute_capability: Optional[str] = None  # "8.6"; None: unknown
+    memory_mib: Optional[int] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Machine:
+    """A machine as cudafit answers for it: described (`describe`) or read (`detect`)."""
+
+    os: Optional[str]  # linux | windows | macos | wsl; None: unknown
+    arch: Optional[str]  # x86_64 | aarch64
+    python: Optional[str]  # "3.12"; None: not checked
+    driver: Optional[str] = None  # "570.86.15"; None: no NVIDIA driver (driver_known) or unknown
+    driver_known: bool = True  # False: whether and which driver is there is unknown (answers go per driver floor)
+    gpus: tuple[Gpu, ...] = ()
+    gpus_known: bool = True  # False: the GPUs are unknown (their architecture is not checked)
+    jetson: bool = False
+    macos: Optional[str] = None  # "14.5" on a Mac, where known
+    cuda_driver_max: Optional[str] = None  # the newest CUDA the driver supports ("12.8")
+    warnings: tuple[str, ...] = ()
+    detected: bool = False  # read from this machine rather than described
+
+    @staticmethod
+    def from_record(m: records.Machine) -> Machine:
+        gpus = tuple(
+            Gpu(
+                name=g.name,
+                compute_capability=f"{g.compute_capability[0]}.{g.compute_capability[1]}" if g.compute_capability else None,
+                memory_mib=g.memory_mib,
+            )
+            for g in m.gpus
+        )
+        return Machine(
+            os=m.os,
+            arch=m.arch,
+            python=m.python,
+            driver=m.driver,
+            driver_known=m.driver_known,
+            gpus=gpus,
+            gpus_known=m.gpus_known,
+            jetson=m.jetson,
+            macos=m.macos,
+            cuda_driver_max=m.cuda_driver_max,
+            warnings=m.warnings,
+            detected=m.detected,
+        )
+
+    def to_record(self) -> records.Machine:
+        gpus = tuple(records.GpuInfo(g.name, records.parse_cc(g.compute_capability) if g.compute_capability else None, g.memory_mib) for g in self.gpus)
+        return records.Machine(
+            os=self.os,
+            arch=self.arch,
+            python=self.python,
+            driver=self.driver,
+            driver_known=self.driver_known,
+            gpus=gpus,
+            gpus_known=self.gpus_known,
+            jetson=self.jetson,
+            cuda_driver_max=self.cuda_driver_max,
+            warnings=self.warnings,
+            detected=self.detected,
+            macos=self.macos,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `cudafit detect --json` prints the machine (without toolkits and frameworks: see inspect())."""
+        from cudafit.machine import machine_json
+
+        out = machine_json(self.to_record(), full=True)
+        del out["toolkits"], out["frameworks"]
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    grade: str  # measured | declared | reported | unknown
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Package:
+    """One package of a plan, exactly as it must be installed."""
+
+    name: str
+    version: str  # public version: "2.14.1"
+    local: Optional[str]  # local tag ("cu126"); None where the index serves it without one
+    variant: str  # cu126 | cpu | rocm6.4 | cu12 (TensorFlow/JAX flavour) | ...
+    index_url: Optional[str]  # None: PyPI
+    requirement: str  # "torch==2.14.1+cu126", extras included
+    extras: tuple[str, ...] = ()
+    find_links: Optional[str] = None  # a -f page pip needs besides the index
+    url: Optional[str] = None  # a wheel named by its URL
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # how each fact of the build is known (the framework's own package only)
+
+    @staticmethod
+    def from_pin(pin: records.PackagePin, candidate: records.Candidate) -> Package:
+        evidence: dict[str, Evidence] = {}
+        if pin.name == candidate.family and candidate.evidence:
+            facts = ("exists", "cuda", "cudnn", "sass", "ptx", "pins") if candidate.kind == "cuda" else ("exists",)
+            for fact in facts:
+                ev = candidate.evidence.get(fact)
+                evidence[fact] = Evidence(grade=ev.grade, sources=ev.source) if ev else Evidence(grade="unknown")
+        return Package(
+            name=pin.name,
+            version=pin.version,
+            local=pin.local,
+            variant=pin.variant,
+            index_url=pin.index_url,
+            requirement=pin.requirement,
+            extras=pin.extras,
+            find_links=pin.find_links,
+            url=pin.url,
+            evidence=evidence,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cause:
+    """Why a build or release is not in the answer: the constraint that decided, as a value, and
+    the reason in words (`constraint`: driver | compute-capability | python | platform | spec |
+    accelerator | joint | fleet)."""
+
+    family: str  # torch
+    version: str  # 2.15.0
+    build: Optional[str]  # cu132; None: the whole release
+    constraint: str
+    reason: str
+    evidence: str = ""
+
+    @staticmethod
+    def from_rejection(r: records.Rejection) -> Cause:
+        return Cause(family=r.family, version=str(r.version), build=r.tag, constraint=r.constraint, reason=r.reason, evidence=r.evidence)
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstalledBuild:
+    """A framework or library build as installed, read from its own files (never imported)."""
+
+    family: str  # torch | tensorflow | jax | onnxruntime-gpu | xformers | ...
+    dist: str
+    version: str  # as installed: "2.5.1+cu124"
+    kind: str  # cuda | cpu | rocm | unknown
+    cuda: Optional[str] = None
+    cudnn: Optional[str] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Environment:
+    """What a Python environment holds, as `inspect` reads it."""
+
+    prefix: str
+    python: Optional[str]
+    builds: tuple[InstalledBuild, ...] = ()  # frameworks
+    libraries: tuple[InstalledBuild, ...] = ()  # libraries built against a framework
+    distributions: dict[str, str] = field(default_factory=dict)  # every installed distribution -> version
+    problems: tuple[str, ...] = ()  # what could not be read
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One problem `diagnose` or `check_paths` found. `path`/`line`/`col` name the file position
+    for check; `commands` are doctor's fix commands, shell lines to show a person."""
+
+    code: str
+    severity: Severity
+    message: str
+    fix: str = ""
+    commands: tuple[str, ...] = ()
+    path: Optional[str] = None
+    line: Optional[int] = None
+    col: Optional[int] = None
+    environments: tuple[str, ...] = ()  # check: the environments it holds in; () for every one
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    """`diagnose`'s or `check_paths`' answer. ok: nothing fails (doctor: no error; check: nothing
+    at or above the failing severity)."""
+
+    ok: bool
+    findings: tuple[Finding, ...]
+    machine: Optional[Machine] = None  # diagnose: the machine it judged
+    errors: tuple[str, ...] = ()  # check: files that could not be read
+    files: int = 0  # check: files read
