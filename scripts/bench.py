@@ -250,8 +250,8 @@ def _routed_pyproject(extras: int) -> str:
 def bench_environments(runs: int) -> tuple[float, float, int, int]:
     """In process: check_document of a file with 8 selections and of the same file with one."""
     from cudafit.check.environments import environments
+    from cudafit.check.evaluate import check_document
     from cudafit.check.pyproject import read
-    from cudafit.check.rules import check_document
     from cudafit.loader import load
 
     matrices = load()

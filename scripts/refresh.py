@@ -32,6 +32,7 @@ import requests
 from packaging.version import Version
 from pypi_wheels import macos_minimums, missing, pick_wheel, wheel_matrix, written_cuda_requirements  # scripts/, next to this file
 
+from cudafit.frameworks import BY_FAMILY, families
 from cudafit.loader import load
 
 PYPI = "https://pypi.org/pypi/{}/json"
@@ -47,7 +48,7 @@ FAMILIES: dict[str, tuple[str, str, Callable[[Any], Iterable[Any]]]] = {
 }
 # The libraries built against torch: a new release is listed (its facts are read from its wheels
 # by hand: the torch it pins or was built for, the CUDA its code links, its kernels).
-for _library in ("xformers", "flash-attn", "vllm", "torchao", "bitsandbytes"):
+for _library in (family for family in families() if BY_FAMILY[family].REQUIRES):
     FAMILIES[_library] = (_library, _library, lambda m, name=_library: (r.version for r in m.frameworks.get(name, ())))
 # Distributions drafted as releases of their own framework (companions and jaxlib are recorded on them).
 DRAFTED = ("torch", "tensorflow", "jax", "onnxruntime-gpu")

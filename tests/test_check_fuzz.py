@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from cudafit.check import conda_env, lockfiles, pyproject, requirements  # noqa: E402
-from cudafit.check.rules import check_document  # noqa: E402
+from cudafit.check.evaluate import check_document  # noqa: E402
 from cudafit.errors import InputError  # noqa: E402
 
 SEEDS = {

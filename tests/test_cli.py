@@ -259,10 +259,10 @@ def test_requirements_moves_pypi_builds_to_pypi():
     """torch 2.15.0+cu132 is the build PyPI serves on Linux x86_64 (torch-2.15.toml pypi_variant), so a
     requirements file can take it from PyPI beside torchaudio 2.11.1, which only PyPI has."""
     args = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3"]
-    result = cli("resolve", "torch", "torchaudio", *args, "--format", "requirements")
+    result = cli("resolve", "torch==2.15.0", "torchaudio", *args, "--format", "requirements")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[1:] == ["torch==2.15.0", "torchaudio==2.11.1"]
-    pip = cli("resolve", "torch", "torchaudio", *args, "--format", "pip")
+    pip = cli("resolve", "torch==2.15.0", "torchaudio", *args, "--format", "pip")
     assert pip.stdout.splitlines() == ["pip install --index-url https://download.pytorch.org/whl/cu132 torch==2.15.0+cu132",
                                        "pip install torchaudio==2.11.1"]
 

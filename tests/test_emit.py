@@ -1,6 +1,6 @@
 """Every emitter against golden files (tests/golden/SCENARIO/FORMAT). Scenarios are solver cases
 from tests/cases/resolve, so the goldens show real answers. Regenerate after a deliberate change:
-CUDAFIT_REGEN_GOLDEN=1 python -m pytest tests/test_emit.py, then read the diff."""
+CUDAFIT_REGEN=1 python -m pytest tests/test_emit.py (CUDAFIT_REGEN_GOLDEN=1 too), then read the diff."""
 
 from __future__ import annotations
 
@@ -51,11 +51,11 @@ def test_golden(name, fmt, matrices):
     except InputError as exc:  # a form that cannot hold this set says why; that message is the golden
         text = f"cudafit: error: {exc.worded(flag)}\n"  # as the command line words it
     golden = HERE / "golden" / name / fmt.replace(".", "_")
-    if os.environ.get("CUDAFIT_REGEN_GOLDEN"):
+    if os.environ.get("CUDAFIT_REGEN") or os.environ.get("CUDAFIT_REGEN_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text)
         # A regenerating run compares nothing: it must not pass as a test run.
-        pytest.skip(f"regenerated {golden}; review the diff and run again without CUDAFIT_REGEN_GOLDEN")
+        pytest.skip(f"regenerated {golden}; review the diff and run again without CUDAFIT_REGEN")
     assert text == golden.read_text()
 
 

@@ -239,7 +239,7 @@ def test_a_detected_os_is_not_called_an_option(monkeypatch):
 
 
 def test_mac_without_version_says_what_the_wheels_need():
-    result = CliRunner().invoke(main, ["resolve", "torch", "--os", "macos", "--arch", "arm64", "--python", "3.12"])
+    result = CliRunner().invoke(main, ["resolve", "torch==2.15.0", "--os", "macos", "--arch", "arm64", "--python", "3.12"])
     assert result.exit_code == 0
     assert "the macOS version was not given (--macos): torch 2.15.0's wheels need macOS >= 14.0" in result.stdout
 

@@ -14,8 +14,13 @@ from cudafit.loader import load
 
 refresh = _script("refresh")
 
-NEW_WHEEL = "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"
-BLOB = make_wheel("2.16.0+cu132", "13.2", b"sm_75 sm_80")
+# A release line past every one the data knows (a data-only release must not make it known).
+_NEWEST = max(r.version for r in load().torch)
+NEW = f"{_NEWEST.major}.{_NEWEST.minor + 1}.0"
+YANKED = f"{_NEWEST.major}.{_NEWEST.minor + 1}.1"
+PRE = f"{_NEWEST.major}.{_NEWEST.minor + 2}.0rc1"
+NEW_WHEEL = f"torch-{NEW}-cp312-cp312-manylinux_2_28_x86_64.whl"
+BLOB = make_wheel(f"{NEW}+cu132", "13.2", b"sm_75 sm_80")
 
 
 def serve_ranges(request):
@@ -55,9 +60,9 @@ def test_nothing_missing_exits_0(matrices, capsys):
 def test_a_new_torch_release_is_drafted_with_measured_pins(matrices, tmp_path):
     extra = {
         "torch": {
-            "2.16.0": files(NEW_WHEEL, "torch-2.16.0-cp313-cp313-manylinux_2_28_x86_64.whl", "torch-2.16.0-cp312-cp312-macosx_14_0_arm64.whl"),
-            "2.17.0rc1": files("torch-2.17.0rc1-cp312-cp312-manylinux_2_28_x86_64.whl"),  # a pre-release: not a gap
-            "2.16.1": files("torch-2.16.1-cp312-cp312-manylinux_2_28_x86_64.whl", yanked=True),  # yanked: not a gap
+            f"{NEW}": files(NEW_WHEEL, f"torch-{NEW}-cp313-cp313-manylinux_2_28_x86_64.whl", f"torch-{NEW}-cp312-cp312-macosx_14_0_arm64.whl"),
+            PRE: files(f"torch-{PRE}-cp312-cp312-manylinux_2_28_x86_64.whl"),  # a pre-release: not a gap
+            YANKED: files(f"torch-{YANKED}-cp312-cp312-manylinux_2_28_x86_64.whl", yanked=True),  # yanked: not a gap
         },
         # jaxlib between known ones, paired with no jax release, is no gap; a newer one is.
         "jaxlib": {"0.4.35": files("jaxlib-0.4.35-cp312-cp312-manylinux2014_x86_64.whl"), "9.0.0": files("jaxlib-9.0.0-cp312-cp312-manylinux2014_x86_64.whl")},
@@ -67,16 +72,16 @@ def test_a_new_torch_release_is_drafted_with_measured_pins(matrices, tmp_path):
         lines: list[str] = []
         lacking = refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append)
     assert lacking == 2
-    assert lines[0] == "torch 2.16.0: on PyPI (2027-01-20) but not in matrices/pytorch/"
+    assert lines[0] == f"torch {NEW}: on PyPI (2027-01-20) but not in matrices/pytorch/"
     assert "jaxlib 9.0.0: on PyPI" in lines[-1] and not any("0.4.35" in line for line in lines)
-    text = (tmp_path / "torch-2.16.0.draft.toml").read_text()
+    text = (tmp_path / f"torch-{NEW}.draft.toml").read_text()
     if sys.version_info >= (3, 11):
         import tomllib
     else:
         import tomli as tomllib
     doc = tomllib.loads(text)
     release = doc["release"][0]
-    assert release["version"] == "2.16.0" and release["date"] == "2027-01-20"
+    assert release["version"] == f"{NEW}" and release["date"] == "2027-01-20"
     assert release["python"] == ["3.12", "3.13"] and release["platforms"] == ["linux-x86_64", "macos-arm64"]
     assert release["python_by_platform"] == {"macos-arm64": ["3.12"]} and release["macos_min"] == {"macos-arm64": "14.0"}
     build = doc["build"][0]
@@ -143,7 +148,7 @@ def test_a_torch_release_below_the_newest_is_drafted(matrices, tmp_path):
 
 def test_a_draft_writes_the_pins_as_the_wheel_does(matrices, tmp_path):
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
-        fake_pypi(mock, matrices, {"torch": {"2.16.0": files(NEW_WHEEL)}})
+        fake_pypi(mock, matrices, {"torch": {f"{NEW}": files(NEW_WHEEL)}})
         refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lambda line: None)
-    text = (tmp_path / "torch-2.16.0.draft.toml").read_text()
+    text = (tmp_path / f"torch-{NEW}.draft.toml").read_text()
     assert '"cuda-toolkit[cublas,cudart]" = "==13.0.3"' in text and 'nvidia-cudnn-cu13 = "==9.20.0.48"' in text

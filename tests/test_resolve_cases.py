@@ -3,6 +3,7 @@ the expected answer, and (in `why`) the source in matrices/ that makes that answ
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,12 +37,33 @@ def _no_detection(*_a, **_k):
     raise AssertionError("a described machine must not run nvidia-smi")
 
 
+def _regenerate(path: Path, res) -> None:
+    """CUDAFIT_REGEN=1: the case's expected answer (ok, requirements, cuda) becomes what cudafit
+    answers now, the rest of the file as it is; the diff is then reviewed like any change."""
+    import tomlkit
+
+    doc = tomlkit.parse(path.read_text())
+    expect = doc["expect"]
+    wanted = {"ok": res.ok}
+    if "requirements" in expect:
+        wanted["requirements"] = [p.requirement for p in res.packages]
+    if "cuda" in expect and res.candidates:
+        wanted["cuda"] = res.candidates[0].cuda
+    if any(expect.get(key) != value for key, value in wanted.items()):
+        for key, value in wanted.items():
+            expect[key] = value
+        path.write_text(tomlkit.dumps(doc))
+        pytest.skip(f"regenerated {path.name}: review the diff, then run again without CUDAFIT_REGEN")
+
+
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_case(path, matrices):
     case = tomllib.loads(path.read_text())
     assert case.get("why"), f"{path.name}: every case cites the source that makes it right"
     expect = case["expect"]
     res = run_case(case, matrices)
+    if os.environ.get("CUDAFIT_REGEN"):
+        _regenerate(path, res)
     assert res.ok is expect["ok"], (res.conflicts, res.notes)
     if "requirements" in expect:
         assert [p.requirement for p in res.packages] == expect["requirements"], res.notes

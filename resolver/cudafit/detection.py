@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 
 from cudafit.errors import InputError
+from cudafit.frameworks import REGISTRY
 from cudafit.records import GpuInfo, parse_cc
 
 TIMEOUT_S = 10.0
 QUERY_FIELDS = "name,compute_cap,memory.total,driver_version"
 # Drivers before R510 do not know compute_cap; the GPU table fills it in from the name.
 QUERY_FIELDS_OLD = "name,memory.total,driver_version"
-FRAMEWORKS = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib")
+# Every distribution a spec may name, from the registry (frameworks and the libraries built against them).
+FRAMEWORKS = tuple(member for _family, _module, members in REGISTRY for member in members)
 
 Runner = Callable[[list[str], float], "RunResult"]
 

@@ -342,6 +342,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             cuda_driver_max=cuda_driver_max(driver, os_name, matrices.toolkits.values()),
             warnings=tuple(warnings),
             macos=macos,
+            **_installed(opts)._asdict(),
         )
 
     from cudafit import detection as detect
@@ -367,13 +368,6 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                     warnings.append(warning)
                 gpu = GpuInfo(gpu.name, model.compute_capability, gpu.memory_mib)
         gpus.append(gpu)
-    extras: dict = {}
-    if opts.detect_extras:
-        from cudafit.toolkits import find_toolkits
-
-        extras["toolkits"] = tuple({"version": t.version, "path": str(t.root)} for t in find_toolkits(os.environ))
-        installed = detect.installed_distributions(Path(opts.env_prefix) if opts.env_prefix else detect.target_prefix())
-        extras["frameworks"] = tuple({"name": name, "version": installed[name]} for name in detect.FRAMEWORKS if name in installed)
     return Machine(
         os=os_name,
         arch=arch,
@@ -387,7 +381,27 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         warnings=tuple(warnings),
         detected=True,
         macos=macos,
-        **extras,
+        **_installed(opts)._asdict(),
+    )
+
+
+class _Installed(NamedTuple):
+    toolkits: tuple[dict, ...] = ()
+    frameworks: tuple[dict, ...] = ()
+
+
+def _installed(opts: MachineOptions) -> _Installed:
+    """The CUDA toolkits and frameworks of this machine and the target environment, where the
+    command shows them (detect, doctor), whether the GPU side was described or read."""
+    if not opts.detect_extras:
+        return _Installed()
+    from cudafit import detection
+    from cudafit.toolkits import find_toolkits
+
+    installed = detection.installed_distributions(Path(opts.env_prefix) if opts.env_prefix else detection.target_prefix())
+    return _Installed(
+        toolkits=tuple({"version": t.version, "path": str(t.root)} for t in find_toolkits(os.environ)),
+        frameworks=tuple({"name": name, "version": installed[name]} for name in detection.FRAMEWORKS if name in installed),
     )
 
 

@@ -4,12 +4,19 @@ They are NamedTuples rather than frozen dataclasses: every command imports them,
 dataclass costs about five times as much import time (scripts/bench.py measures start-up)."""
 
 from collections.abc import Mapping
-from typing import NamedTuple, Optional
+from typing import Literal, NamedTuple, Optional, Protocol
 
 from packaging.version import Version
 
 # A compute capability as (major, minor): (8, 6) is sm_86.
 CC = tuple[int, int]
+
+# What a build is for: a CUDA GPU, the CPU, an AMD GPU (ROCm), or another accelerator (xpu).
+BuildKind = Literal["cuda", "cpu", "rocm", "other"]
+# The constraint that ruled a build or release out (Rejection.constraint).
+Constraint = Literal["driver", "compute-capability", "python", "platform", "os", "spec", "extra", "accelerator", "data", "joint", "fleet"]
+# Why two builds cannot share one environment (Clash.kind).
+ClashKind = Literal["cuda-major", "cuda-range", "cudnn-major", "cudnn-unknown", "pins-unknown", "pin", "requires"]
 
 PLATFORMS = (
     "linux-x86_64",
@@ -114,7 +121,7 @@ class Build(NamedTuple):
     framework (matrices/README.md). Fields past `evidence` are facts only some frameworks have."""
 
     tag: str  # torch's local version tag (cu126, cpu, rocm6.2); a CUDA flavour elsewhere (cu12)
-    kind: str  # "cuda" | "cpu" | "rocm" | "other"
+    kind: BuildKind
     platforms: frozenset[str]
     cuda: Optional[Version] = None  # the CUDA it was built with (JAX: the oldest runtime its pins accept); None: unknown
     cudnn: Optional[str] = None  # None for CUDA builds means unknown
@@ -195,6 +202,31 @@ class TorchRelease(NamedTuple):
 
     def pythons(self, platform: Optional[str]) -> frozenset[str]:
         return pythons_on(self.python, self.python_by_platform, platform)
+
+
+class Release(Protocol):
+    """What every family's release record has (TorchRelease, TFRelease, JaxRelease, OrtRelease and
+    LibraryRelease): the view the solver, the checks and the coverage report share. Each record
+    adds its own fields (torch's companions, TensorFlow's CPU package, JAX's extras)."""
+
+    @property
+    def version(self) -> Version: ...
+    @property
+    def date(self) -> str: ...
+    @property
+    def python(self) -> frozenset[str]: ...
+    @property
+    def platforms(self) -> frozenset[str]: ...
+    @property
+    def builds(self) -> tuple["Build", ...]: ...
+    @property
+    def python_by_platform(self) -> Optional[dict[str, frozenset[str]]]: ...
+    @property
+    def macos_min(self) -> dict[str, str]: ...
+    @property
+    def macos_min_by_python(self) -> dict[str, str]: ...
+
+    def pythons(self, platform: Optional[str]) -> frozenset[str]: ...
 
 
 class OrtRelease(NamedTuple):
@@ -359,7 +391,7 @@ class Rejection(NamedTuple):
     family: str  # "torch"
     version: Version
     tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
-    constraint: str  # driver | compute-capability | python | platform | spec | accelerator | joint | fleet
+    constraint: Constraint
     reason: str
     evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
     cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, a joint rejection's Clash kind, or "" (read the constraint)
@@ -377,7 +409,7 @@ class Clash(NamedTuple):
     """Why two builds cannot share one environment: the solver's finding, as a value (explain.py
     words it)."""
 
-    kind: str  # cuda-major | cuda-range | cudnn-major | cudnn-unknown | pins-unknown | pin | requires
+    kind: ClashKind
     a: str  # the first build's label
     b: str  # the second build's label
     a_value: str = ""  # its CUDA major, cuDNN or specifier
@@ -399,7 +431,7 @@ class Candidate(NamedTuple):
     family: str
     version: Version
     tag: str  # the build: cu124, cpu, cu12 (TensorFlow/JAX CUDA flavour)
-    kind: str  # cuda | cpu
+    kind: BuildKind
     packages: tuple[PackagePin, ...]
     cuda: Optional[str]
     cudnn: Optional[str]

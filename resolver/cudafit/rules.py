@@ -3,18 +3,25 @@ code for this GPU. Pure functions over Matrices and Machine; each answer carries
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Literal, NamedTuple, Optional, Union
 
 from packaging.version import Version
 
-from cudafit.records import CC, GpuInfo, Machine, Matrices, driver_key, sm
+from cudafit.records import CC, Constraint, GpuInfo, Machine, Matrices, driver_key, sm
+
+
+def gpu_usable(machine: Machine) -> bool:
+    """Whether a CUDA build could use this machine's GPU: not a Mac, and an NVIDIA driver is there
+    or unknown (a description without one). A known absence of the driver means CPU builds, even
+    beside a GPU: nothing CUDA can load."""
+    return machine.os != "macos" and (machine.driver is not None or not machine.driver_known)
 
 
 class Verdict(NamedTuple):
     ok: bool
     reason: str  # why it fails, or how it passes
     warning: Optional[str] = None
-    constraint: str = ""
+    constraint: Union[Constraint, Literal[""]] = ""  # "": it passes
 
 
 def _uses_windows_driver(machine: Machine) -> bool:
@@ -216,7 +223,7 @@ def installed_runtime(matrices: Matrices, cuda: Version, pins: Optional[dict[str
 class BuildVerdict(NamedTuple):
     """Whether a CUDA build loads on the driver and carries code for every GPU."""
 
-    rejection: Optional[tuple[str, str]]  # (constraint, reason) when it does not run here
+    rejection: Optional[tuple[Constraint, str]]  # (constraint, reason) when it does not run here
     driver: Optional[Verdict] = None
     arch: Optional[Verdict] = None
     needs_jit: bool = False
@@ -251,8 +258,8 @@ def judge_cuda_build(
         return BuildVerdict(("platform", jetson))
     driver = check_driver(matrices, machine, cuda, strict)
     if not driver.ok:
-        return BuildVerdict((driver.constraint, driver.reason))
+        return BuildVerdict((driver.constraint or "driver", driver.reason))
     arch, needs_jit = check_arch(matrices, machine, built_with or cuda, sass, ptx)
     if not arch.ok:
-        return BuildVerdict((arch.constraint, arch.reason))
+        return BuildVerdict((arch.constraint or "compute-capability", arch.reason))
     return BuildVerdict(None, driver, arch, needs_jit)

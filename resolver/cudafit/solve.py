@@ -95,10 +95,10 @@ def parse_specs(
         raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
     # A library built against a framework brings that framework along.
     for family in list(families):
-        for needed in getattr(BY_FAMILY[family], "REQUIRES", ()):
+        for needed in BY_FAMILY[family].REQUIRES:
             families.setdefault(needed, {BY_FAMILY[needed].MEMBERS[0]: SpecifierSet()})
         # and the companions it pins (torchvision), so that they come from that framework's index
-        for dist in getattr(BY_FAMILY[family], "BRINGS", ()):
+        for dist in BY_FAMILY[family].BRINGS:
             owner = BY_MEMBER[dist]
             members = families.setdefault(owner.FAMILY, {})
             members.setdefault(dist, SpecifierSet())

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from cudafit.check.environments import environments
+from cudafit.check.evaluate import check_document, file_environments
 from cudafit.check.files import discover
 from cudafit.check.model import SEVERITIES, Document, Finding
-from cudafit.check.rules import BY_CODE, RULES, Target, check_document, file_environments
+from cudafit.check.rules import BY_CODE, RULES, Target
 from cudafit.errors import InputError
 from cudafit.records import Matrices
 

@@ -9,6 +9,7 @@ from typing import Optional
 
 import click
 
+from cudafit.frameworks import families
 from cudafit.records import SCHEMA_VERSION
 
 
@@ -56,7 +57,7 @@ def data_check(folder: Optional[Path]) -> int:
     "--framework",
     "frameworks",
     multiple=True,
-    type=click.Choice(["torch", "tensorflow", "jax", "onnxruntime-gpu", "xformers", "flash-attn", "vllm", "torchao", "bitsandbytes"]),
+    type=click.Choice(list(families())),
     help="Only this framework (repeatable).",
 )
 @click.option("--holes", is_flag=True, help="Only rows with a fact that is unknown or merely reported.")

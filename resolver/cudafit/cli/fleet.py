@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from cudafit.fleet.classes import NodeClass
-    from cudafit.fleet.inventory import Node, Options
+    from cudafit.fleet.node import Node, Options
     from cudafit.records import Matrices, Policy
 
 
@@ -76,6 +76,7 @@ def fleet_resolve(
     """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
+    from cudafit.fleet.node import Options, driver_problem
     from cudafit.fleet.report import accepted, fleet_json, fleet_text
     from cudafit.fleet.solve import solve_fleet
     from cudafit.machine import check_python
@@ -109,13 +110,13 @@ def fleet_resolve(
         from cudafit.errors import InputError
         from cudafit.machine import check_driver, parse_driver
 
-        if inv.driver_problem(default_driver, "value"):
-            raise click.BadParameter(str(inv.driver_problem(default_driver, "value")), param_hint="'--default-driver'")
+        if driver_problem(default_driver, "value"):
+            raise click.BadParameter(str(driver_problem(default_driver, "value")), param_hint="'--default-driver'")
         try:
             check_driver(parse_driver(default_driver) or "", "linux", matrices)
         except InputError as exc:
             raise click.BadParameter(exc.reason, param_hint="'--default-driver'") from None
-    options = inv.Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver, gpu_table=matrices.gpus)
+    options = Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver, gpu_table=matrices.gpus)
     checked: Optional[str] = check_python(python, matrices) if python else None
     classes = _classes(inventory, options, inv, group, matrices)
     if not classes:

@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from cudafit import detection as detect
-from cudafit.doctor import checks, libraries
+from cudafit.doctor import libraries
+from cudafit.doctor.checks import CHECKS
+from cudafit.doctor.context import Context
 from cudafit.doctor.fixes import Repair
+from cudafit.doctor.gpu_checks import lists_no_gpu
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
 from cudafit.records import SCHEMA_VERSION, Machine, Matrices
 from cudafit.toolkits import ToolkitInstall
@@ -48,7 +51,7 @@ def diagnose(
             for lib in build.libraries:
                 report = libraries.check_loading(lib, ld_library_path=environ.get("LD_LIBRARY_PATH", ""), cache=cache, wheel_dirs=wheel_dirs, exists=exists)
                 loads.append((build, report))
-    ctx = checks.Context(
+    ctx = Context(
         machine=machine,
         env=env,
         matrices=matrices,
@@ -59,7 +62,7 @@ def diagnose(
         wsl_driver=machine.os != "wsl" or exists(Path(WSL_DRIVER)),
     )
     found: list[Finding] = []
-    for check in checks.CHECKS:
+    for check in CHECKS:
         for item in check(ctx):
             if item not in found:
                 found.append(item)
@@ -96,7 +99,7 @@ def machine_line(machine: Machine) -> str:
     from cudafit.report import describe
 
     said = describe(machine)
-    if checks.lists_no_gpu(machine):
+    if lists_no_gpu(machine):
         # "No devices were found" is the driver's own answer (NVML started), without its version:
         # not a driver that did not answer, as a version left unknown reads elsewhere.
         said = said.replace("driver did not answer", "driver loaded (version not reported)") + ", no GPU"

@@ -1,28 +1,34 @@
 """pyproject.toml for uv: the PyTorch index as an explicit [[tool.uv.index]] (only the packages
 routed to it by [tool.uv.sources] come from it) and exact pins in [project].dependencies. When the
 output file exists, only those places (and uv's find-links and constraint-dependencies) change:
-tomlkit edits the parsed document in place, so every other line keeps its comments and layout."""
+tomlkit edits the parsed document in place, so every other line keeps its comments and layout
+(pyproject_edit.py); a user's lines for other platforms stay, under markers (platform_markers.py)."""
 
 from __future__ import annotations
 
-import re
-import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from tomlkit.items import AoT, Array, Table, Whitespace
+from tomlkit.items import AoT, Array, Table
 
 from cudafit.emit import GENERATED, EmitOptions, cuda_from_conda, header
+from cudafit.emit.platform_markers import for_other_platforms, here_or_unmarked, holds_here, platform_marker, requirement_marker
+from cudafit.emit.pyproject_edit import (
+    blank_before_subtables,
+    dependency_lists,
+    drop_items,
+    ends_blank,
+    parse_existing,
+    pins_home,
+    replace_pins,
+    replace_strings,
+    requirement_name,
+    table,
+)
 from cudafit.errors import InputError
 from cudafit.records import Resolution
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 FAMILY = {"torch", "torchvision", "torchaudio"}
 NEEDS = "# needs, from conda first:"
@@ -30,115 +36,6 @@ NEEDS = "# needs, from conda first:"
 
 def index_name(url: str) -> str:
     return "pytorch-" + url.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _table(parent: Any, key: str, where: str, *, super_table: bool = False) -> Any:
-    if key not in parent:
-        parent[key] = tomlkit.table(is_super_table=super_table)
-    value = parent[key]
-    if not isinstance(value, dict):
-        raise InputError(f"existing pyproject.toml: {where} is not a table")
-    return value
-
-
-def _string_array(parent: Any, key: str, where: str, *, strings: bool = True) -> Array:
-    if key not in parent:
-        array = tomlkit.array()
-        array.multiline(True)
-        parent[key] = array
-    value = parent[key]
-    if not isinstance(value, Array) or (strings and not all(isinstance(v, str) for v in value)):
-        raise InputError(f"existing pyproject.toml: {where} is not a list of strings")
-    return value
-
-
-def _drop(items: Any, unwanted: Callable[[Any], bool]) -> None:
-    # Deleting by index keeps the comments and layout that belong to the items that stay.
-    for i in reversed(range(len(items))):
-        if unwanted(items[i]):
-            del items[i]
-
-
-def _replace(parent: Any, key: str, where: str, unwanted: Callable[[Any], bool], new: list[str]) -> None:
-    """Drop the unwanted strings of an array and append the new ones. An array left with none of
-    its own items is written afresh (tomlkit would lose the trailing comma of a emptied one)."""
-    array = _string_array(parent, key, where, strings=False)
-    if all(unwanted(item) for item in array):
-        fresh = tomlkit.array()
-        fresh.extend(new)
-        fresh.multiline(True)
-        parent[key] = fresh
-        return
-    _drop(array, unwanted)
-    array.extend(new)
-
-
-def _replace_pins(parent: Any, key: str, ours: Callable[[Any], bool], new: list[str], kept: Callable[[str], Optional[str]]) -> None:
-    """Our pins where the user's lines for the same packages were: each replaced line keeps its
-    place, its comment and its extras (torch[opt-einsum]), and is followed by what `kept` keeps of
-    it for the other platforms; the rest of ours go, new ones follow."""
-    array = _string_array(parent, key, "the list of our pins", strings=False)
-    others = [line for item in array if ours(item) and (line := kept(item)) is not None]
-    if all(ours(item) for item in array):
-        _replace(parent, key, "the list of our pins", ours, [*new, *others])
-        return
-    waiting = {_name(text): text for text in new}
-    gone = []
-    after: list[tuple[int, str]] = []
-    for i, item in enumerate(array):
-        if not ours(item):
-            continue
-        name = _name(item)
-        line = kept(item)
-        if line is not None:
-            after.append((i, line))
-        if name in waiting:
-            array[i] = _with_extras(waiting.pop(name), item)
-        else:
-            gone.append(i)
-    for i, line in reversed(after):
-        array.insert(i + 1, line)
-    for i in reversed(gone):
-        del array[i + sum(1 for j, _line in after if j < i)]
-    array.extend([text for text in new if _name(text) in waiting])
-
-
-def _with_extras(requirement: str, old: str) -> str:
-    """`requirement` with the extras the user's line asked for as well."""
-    try:
-        kept = Requirement(old).extras
-        new = Requirement(requirement.split(";")[0])
-    except InvalidRequirement:
-        return requirement
-    extras = sorted(kept | new.extras)
-    if not extras or extras == sorted(new.extras):
-        return requirement
-    head = re.match(r"\s*([A-Za-z0-9._-]+)(\[[^\]]*\])?", requirement)
-    assert head is not None  # it parsed as a requirement above
-    return f"{head.group(1)}[{','.join(extras)}]{requirement[head.end() :]}"
-
-
-def _blank_before_subtables(table: Table) -> None:
-    """A table that had only sub-tables ([tool.uv.index], [tool.uv.sources]) gets its own header
-    once a key lands in it; tomlkit then puts the first sub-table right under the key's lines."""
-    for _, item in table.value.body:
-        first = item[0] if isinstance(item, AoT) and len(item) else item
-        if isinstance(first, Table):
-            if "\n" not in first.trivia.indent:
-                first.trivia.indent = "\n" + first.trivia.indent
-            return
-
-
-def _ends_blank(table: Table) -> bool:
-    body = table.value.body
-    return bool(body) and isinstance(body[-1][1], Whitespace) and "\n" in body[-1][1].s
-
-
-def _name(requirement: str) -> str | None:
-    try:
-        return canonicalize_name(Requirement(requirement).name)
-    except InvalidRequirement:
-        return None
 
 
 def check_project_name(name: str) -> str:
@@ -154,116 +51,6 @@ def check_project_name(name: str) -> str:
             "not a project name (PEP 508: letters, digits, '.', '_' and '-', starting and ending with a letter or digit)", field="name", value=name
         )
     return name
-
-
-def _marker(requirement: str) -> Optional[str]:
-    try:
-        marker = Requirement(requirement).marker
-    except InvalidRequirement:
-        return None
-    return str(marker) if marker is not None else None
-
-
-def _holds_here(resolution: Resolution) -> Callable[[str], bool]:
-    """Whether a marker holds on the machine the set was solved for (one it cannot evaluate does)."""
-    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-
-    from cudafit.solve import marker_env
-
-    env = marker_env(resolution.machine)
-
-    def holds(text: str) -> bool:
-        try:
-            return bool(Marker(text).evaluate(env))
-        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
-            return True
-
-    return holds
-
-
-def _here_or_unmarked(requirement: str, here: Callable[[str], bool]) -> bool:
-    marker = _marker(requirement)
-    return marker is None or here(marker)
-
-
-_PLATFORM_WORDS = re.compile(r"\b(?:sys_platform|platform_system|os_name|platform_machine|sys\.platform|os\.name|platform\.machine)\b")
-_SYS_PLATFORM = {"linux": "linux", "wsl": "linux", "windows": "win32", "macos": "darwin"}
-
-
-def _platform_marker(resolution: Resolution) -> str:
-    platform = _SYS_PLATFORM.get(resolution.machine.os or "")
-    return f"sys_platform == '{platform}'" if platform else ""
-
-
-def _holds_somewhere(marker: str) -> bool:
-    """Whether a marker holds on any platform and Python a project installs on (one packaging
-    cannot evaluate is taken to hold: the line is kept, never dropped on a guess)."""
-    from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-
-    from cudafit.records import Machine
-    from cudafit.solve import marker_env
-
-    try:
-        parsed = Marker(marker)
-    except InvalidMarker:
-        return True
-    places = [("linux", "x86_64"), ("linux", "aarch64"), ("windows", "x86_64"), ("macos", "aarch64"), ("macos", "x86_64")]
-    for os_name, arch in places:
-        for python in ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14"):
-            try:
-                if parsed.evaluate(marker_env(Machine(os=os_name, arch=arch, python=python, driver=None))):
-                    return True
-            except (UndefinedComparison, UndefinedEnvironmentName):
-                return True
-    return False
-
-
-def _for_other_platforms(resolution: Resolution) -> Callable[[str], Optional[str]]:
-    """What a user's line for one of our packages keeps on the platforms the answer is not for: a
-    range or a bare name (`torch>=2.4`, `torchvision`) stays there, under a marker that leaves this
-    platform out; an exact pin (an earlier answer) is replaced, not kept."""
-    platform = _SYS_PLATFORM.get(resolution.machine.os or "")
-
-    def kept(item: str) -> Optional[str]:
-        if not platform:
-            return None
-        try:
-            requirement = Requirement(item)
-        except InvalidRequirement:
-            return None
-        if requirement.url or any(s.operator in ("==", "===") and "*" not in s.version for s in requirement.specifier):
-            return None
-        elsewhere = f"sys_platform != '{platform}'"
-        marker = f"({requirement.marker}) and {elsewhere}" if requirement.marker else elsewhere
-        if requirement.marker is not None and _PLATFORM_WORDS.search(str(requirement.marker)) and not _holds_somewhere(marker):
-            return None  # a line for this platform alone: ours replaces it
-        requirement.marker = None
-        return f"{requirement}; {marker}"
-
-    return kept
-
-
-def _dependency_lists(doc: Any, project: Any) -> list[tuple[str, Any, str]]:
-    """(where, parent table, key) of every list that can hold our pins: [project] dependencies,
-    each optional-dependencies extra and each dependency group."""
-    lists: list[tuple[str, Any, str]] = []
-    if "dependencies" in project:
-        _string_array(project, "dependencies", "[project] dependencies")
-        lists.append(("[project] dependencies", project, "dependencies"))
-    for table, where in ((project.get("optional-dependencies"), "[project.optional-dependencies]"), (doc.get("dependency-groups"), "[dependency-groups]")):
-        if isinstance(table, dict):
-            lists += [(f"{where} {k}", table, k) for k, v in table.items() if isinstance(v, list)]
-    return lists
-
-
-def _home(doc: Any, project: Any, ours: set[str]) -> tuple[Any, str]:
-    """Where the pins go: the list that already names one of our packages (an extra such as
-    `gpu`, a dependency group), else [project] dependencies."""
-    for _where, parent, key in _dependency_lists(doc, project):
-        if any(isinstance(item, str) and _name(item) in ours for item in parent[key]):
-            return parent, key
-    _string_array(project, "dependencies", "[project] dependencies")
-    return project, "dependencies"
 
 
 def _narrow_requires_python(project: Any, resolution: Resolution) -> None:
@@ -287,19 +74,10 @@ def _narrow_requires_python(project: Any, resolution: Resolution) -> None:
     project["requires-python"] = ",".join([f">={oldest}", *rest])
 
 
-def _parse(existing: str) -> tomlkit.TOMLDocument:
-    # tomllib is the strict reader and names line and column; tomlkit then edits the same text.
-    try:
-        tomllib.loads(existing)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"existing pyproject.toml is not valid TOML: {exc}") from None
-    return tomlkit.parse(existing)
-
-
 def render(resolution: Resolution, options: EmitOptions) -> str:
     check_project_name(options.env_name)
-    doc = _parse(options.existing) if options.existing else tomlkit.document()
-    project = _table(doc, "project", "[project]")
+    doc = parse_existing(options.existing) if options.existing else tomlkit.document()
+    project = table(doc, "project", "[project]")
     # A [project] needs a name and a version for uv to lock it; a file that had no [project] gets them.
     if "name" not in project:
         project["name"] = options.env_name
@@ -308,16 +86,16 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     if "requires-python" not in project and resolution.machine.python:
         project["requires-python"] = f">={resolution.machine.python}"
     ours: set[str] = {canonicalize_name(p.name) for p in resolution.packages}
-    here = _holds_here(resolution)
-    kept = _for_other_platforms(resolution)
-    home = _home(doc, project, ours)
+    here = holds_here(resolution)
+    kept = for_other_platforms(resolution)
+    home = pins_home(doc, project, ours)
     elsewhere: list[str] = []  # markers of our packages' lines for other platforms, which stay
-    for where, parent, key in _dependency_lists(doc, project):
+    for where, parent, key in dependency_lists(doc, project):
         for item in parent[key]:
             if not isinstance(item, str):
                 continue  # a dependency group's {include-group = ...}
-            name = _name(item)
-            marker = _marker(item)
+            name = requirement_name(item)
+            marker = requirement_marker(item)
             if name in ours and marker and not here(marker):
                 elsewhere.append(marker)
             elif name in FAMILY and name not in ours and (not marker or here(marker)):
@@ -326,7 +104,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             elif name in ours and kept(item) is not None:
                 elsewhere.append(str(kept(item)))
         if (parent, key) != home:
-            mine = [i for i, item in enumerate(parent[key]) if isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here)]
+            mine = [i for i, item in enumerate(parent[key]) if isinstance(item, str) and requirement_name(item) in ours and here_or_unmarked(item, here)]
             for i in reversed(mine):
                 line = kept(parent[key][i])
                 if line is None:
@@ -334,20 +112,26 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
                 else:
                     parent[key][i] = line  # the other platforms keep it; this one gets our pin
     # With lines for other platforms kept, ours get a marker of their own platform.
-    marked = (bool(elsewhere) or options.per_platform) and bool(_platform_marker(resolution))
-    suffix = f"; {_platform_marker(resolution)}" if marked else ""
-    _replace_pins(
+    marked = (bool(elsewhere) or options.per_platform) and bool(platform_marker(resolution))
+    suffix = f"; {platform_marker(resolution)}" if marked else ""
+    replace_pins(
         home[0],
         home[1],
-        lambda item: isinstance(item, str) and _name(item) in ours and _here_or_unmarked(item, here),
+        lambda item: isinstance(item, str) and requirement_name(item) in ours and here_or_unmarked(item, here),
         # A URL requirement ends at whitespace: its marker needs one before the semicolon (PEP 508).
         [p.requirement + (f" {suffix}" if p.url and suffix else suffix) for p in resolution.packages],
         kept if marked else lambda _item: None,
     )
     _narrow_requires_python(project, resolution)
+    _edit_tool_uv(doc, resolution, ours, here, marked)
+    return _with_header(tomlkit.dumps(doc), resolution, options)
 
-    tool = _table(doc, "tool", "[tool]", super_table=True)
-    uv = _table(tool, "uv", "[tool.uv]", super_table=True)
+
+def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callable[[str], bool], marked: bool) -> None:
+    """[tool.uv]: the PyTorch indexes and the sources routing our packages to them, find-links,
+    constraint-dependencies and extra-build-dependencies; [tool.uv] and [tool] go when left empty."""
+    tool = table(doc, "tool", "[tool]", super_table=True)
+    uv = table(tool, "uv", "[tool.uv]", super_table=True)
     headless = isinstance(uv, Table) and uv.is_super_table()
     # New tables are filled before they are attached: tomlkit then lays them out with the usual
     # blank line before each header.
@@ -365,7 +149,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     for key in [k for k in sources if canonicalize_name(k) in ours]:
         value = sources[key]
         if isinstance(value, Array):
-            _drop(value, lambda e: not (isinstance(e, dict) and e.get("marker") and not here(str(e["marker"]))))
+            drop_items(value, lambda e: not (isinstance(e, dict) and e.get("marker") and not here(str(e["marker"]))))
             if len(value):
                 split_by_platform[canonicalize_name(key)] = value
                 continue
@@ -379,7 +163,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             entry.update({"name": name, "url": pin.index_url, "explicit": True})
             if not inline and indexes:
                 # a blank line between tables, as uv and people write them, and after the last as before
-                if _ends_blank(indexes[-1]):
+                if ends_blank(indexes[-1]):
                     entry.add(tomlkit.nl())
                 else:
                     indexes[-1].add(tomlkit.nl())
@@ -388,10 +172,10 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         route["index"] = name
         others = split_by_platform.pop(canonicalize_name(pin.name), None)
         if others is not None:
-            route["marker"] = _platform_marker(resolution) or "true"
+            route["marker"] = platform_marker(resolution) or "true"
             others.append(route)
         elif marked:
-            route["marker"] = _platform_marker(resolution) or "true"
+            route["marker"] = platform_marker(resolution) or "true"
             split = tomlkit.array()
             split.append(route)
             sources[pin.name] = split
@@ -400,12 +184,12 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     # Old JAX CUDA wheels live on a find-links page, which uv reads from [tool.uv] find-links.
     links = sorted({p.find_links for p in resolution.packages if p.find_links})
     if links:
-        _replace(uv, "find-links", "[tool.uv] find-links", lambda link: link in links, links)
+        replace_strings(uv, "find-links", "[tool.uv] find-links", lambda link: link in links, links)
     # The nvidia-* versions every chosen framework allows, as uv constraints (not dependencies).
     if resolution.shared_pins:
         ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
         pins = [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
-        _replace(uv, "constraint-dependencies", "[tool.uv] constraint-dependencies", lambda c: _name(c) in ours_pins, pins)
+        replace_strings(uv, "constraint-dependencies", "[tool.uv] constraint-dependencies", lambda c: requirement_name(c) in ours_pins, pins)
     # A library that compiles against torch (flash-attn from its sdist) gets, in its isolated
     # build, the very torch the environment runs: uv's extra build dependency matched to the runtime.
     built = sorted({p.name for p in resolution.packages if p.mode == "no-build-isolation"})
@@ -423,9 +207,9 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             uv["extra-build-dependencies"] = extra
     # Our old PyTorch indexes go once nothing routes to them any more.
     used = {e.get("index") for v in sources.values() for e in (v if isinstance(v, list) else [v]) if isinstance(e, dict)}
-    _drop(indexes, lambda i: str(i.get("name", "")).startswith("pytorch-") and i.get("name") not in used)
+    drop_items(indexes, lambda i: str(i.get("name", "")).startswith("pytorch-") and i.get("name") not in used)
     if headless and any(k is not None and not isinstance(v, (Table, AoT)) for k, v in uv.value.body):
-        _blank_before_subtables(uv)
+        blank_before_subtables(uv)
     for key, value in (("index", indexes), ("sources", sources)):
         if value and key not in uv:
             uv[key] = value
@@ -435,7 +219,10 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         del tool["uv"]
     if not tool:
         del doc["tool"]
-    body = tomlkit.dumps(doc)
+
+
+def _with_header(body: str, resolution: Resolution, options: EmitOptions) -> str:
+    """The document under cudafit's first line, and the conda step uv cannot take."""
     lines = [f"# {header(resolution, options.described, options.title)}"]
     if options.existing:
         # Our own leading comments describe the set they were written for: they are replaced.

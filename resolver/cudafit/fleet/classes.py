@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple, Optional
 
-from cudafit.fleet.inventory import NO_GPU, Node
+from cudafit.fleet.node import NO_GPU, Node
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import Machine
 

@@ -18,7 +18,7 @@ from typing import NamedTuple, Optional
 
 from cudafit.errors import InputError
 from cudafit.fleet.classes import class_key
-from cudafit.fleet.inventory import Node
+from cudafit.fleet.node import Node
 
 Runner = Callable[[Sequence[str], int], tuple[int, str, str]]  # argv, timeout -> (code, stdout, stderr)
 MARK = "@@cudafit-node "  # the line each Slurm task prints before its JSON: which node it is

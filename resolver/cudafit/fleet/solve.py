@@ -12,7 +12,7 @@ from packaging.version import Version
 from cudafit import rules
 from cudafit.errors import InputError
 from cudafit.fleet.classes import NodeClass
-from cudafit.fleet.inventory import NO_GPU
+from cudafit.fleet.node import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Candidate, Machine, Matrices, Policy, Resolution, cc_str

@@ -8,7 +8,7 @@ import sys
 
 from cudafit.check.runner import settings_from, targets_from
 from cudafit.errors import InputError
-from cudafit.fleet.inventory import Node
+from cudafit.fleet.node import Node
 from cudafit.records import Matrices
 
 if sys.version_info >= (3, 11):

@@ -1,16 +1,11 @@
 """The framework providers: one module per framework family, behind one registry, as emit's
 formats are. The solver asks the registry; it names no framework.
 
-A provider module defines:
-- FAMILY (its family name, e.g. "torch") and MEMBERS (the distributions a spec may name, the
-  family's own package first: torch, torchvision, torchaudio);
-- known_extras(matrices) -> set[str]: the extras a spec may ask for;
-- releases(matrices) -> the family's release records, newest first (each has .version);
-- implied(member_specs) -> member_specs: members a spec brings along (torchvision brings torch);
-- check_extras(extras) -> Optional[str]: why a set of extras cannot go together, or None;
-- pairs(member, version, matrices) -> the family versions a member's version pairs with (--why);
-- candidates(specs, machine, matrices, policy, extras) -> (runnable builds best first, rejections);
-- optionally REQUIRES: the families a library is built against (xformers: torch), solved with it.
+A provider module satisfies frameworks/protocol.Provider (the type checker holds each to it in
+frameworks/conformance.py): FAMILY and MEMBERS (the distributions a spec may name, the family's own
+package first), REQUIRES (the families it is built against: xformers, torch) and BRINGS (other
+families' packages it pins: vllm, torchvision), and known_extras, releases, implied, check_extras,
+pairs and candidates (the builds that run on a machine, best first, and the rejections).
 
 Beside it, its reader module (`<module>_data.py`) defines DATA_PREFIX (its files under matrices/,
 e.g. "pytorch/torch-") and read_file(file, doc, toolkits, dates) -> its release records from one
@@ -24,11 +19,14 @@ import os
 from collections.abc import Iterator, Mapping
 from importlib import import_module
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from packaging.version import Version
 
 from cudafit.records import Matrices
+
+if TYPE_CHECKING:
+    from cudafit.frameworks.protocol import Provider
 
 # (family, module, members), in the order of `--why` and of the docs. The registry is read without
 # importing a provider: a run imports only those of the frameworks it asks about (start-up);
@@ -46,14 +44,15 @@ REGISTRY: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-class _Providers(Mapping[str, ModuleType]):
+class _Providers(Mapping[str, "Provider"]):
     """name -> provider module, imported on first use."""
 
     def __init__(self, modules: dict[str, str]) -> None:
         self._modules = modules
 
-    def __getitem__(self, name: str) -> ModuleType:
-        return import_module(f"{__name__}.{self._modules[name]}")
+    def __getitem__(self, name: str) -> Provider:
+        # a module; frameworks/conformance.py has the type checker hold each to the protocol
+        return cast("Provider", import_module(f"{__name__}.{self._modules[name]}"))
 
     def __contains__(self, name: object) -> bool:
         return name in self._modules
@@ -76,7 +75,7 @@ def families() -> tuple[str, ...]:
     return tuple(family for family, _module, _members in REGISTRY)
 
 
-def providers() -> tuple[ModuleType, ...]:
+def providers() -> tuple[Provider, ...]:
     """Every provider, imported (coverage, check, the registry's tests)."""
     return tuple(BY_FAMILY[family] for family, _module, _members in REGISTRY)
 

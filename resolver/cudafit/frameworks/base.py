@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 from packaging.specifiers import SpecifierSet
 
 from cudafit import rules
-from cudafit.records import VERSION_SPEC, Build, Candidate, Machine, Rejection
+from cudafit.records import VERSION_SPEC, Build, Candidate, Constraint, Machine, Rejection
 
 
 def python_key(python: str) -> tuple[int, ...]:
@@ -79,7 +79,7 @@ def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels
     platforms, pythons(platform), macos_min and macos_min_by_python; `wheels` names the
     distribution whose wheels decide the platform (jaxlib for jax)."""
 
-    def out(constraint: str, reason: str, cause: str = "") -> Rejection:
+    def out(constraint: Constraint, reason: str, cause: str = "") -> Rejection:
         return Rejection(family, release.version, None, constraint, reason, cause=cause)
 
     if not spec.contains(release.version, prereleases=True):

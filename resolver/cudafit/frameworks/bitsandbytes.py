@@ -17,6 +17,8 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 FAMILY = "bitsandbytes"
 MEMBERS = ("bitsandbytes",)
 REQUIRES = ("torch",)
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 
 known_extras, releases, implied, check_extras, pairs = single_member_protocol(FAMILY)
 

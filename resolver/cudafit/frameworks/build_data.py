@@ -29,7 +29,7 @@ from cudafit.fields import (
     read_str,
     read_str_list,
 )
-from cudafit.records import GRADES, Build, Evidence, LibraryRelease, parse_cc
+from cudafit.records import GRADES, Build, BuildKind, Evidence, LibraryRelease, parse_cc
 
 
 def release_fields(e: Entry) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset()
     )
     match = CUDA_TAG_RE.match(tag)
     if not match:
-        kind = "cpu" if tag == "cpu" else "rocm" if tag.startswith("rocm") else "other"
+        kind: BuildKind = "cpu" if tag == "cpu" else "rocm" if tag.startswith("rocm") else "other"
         # A library's pure-Python wheel still goes with one torch (torchao's): it may name it.
         pins = optional("pins", read_pins_or_unknown)
         known = {"exists": True, **({"pins": True} if pins is not None else {})}

@@ -16,11 +16,13 @@ from packaging.specifiers import SpecifierSet
 import cudafit.frameworks.library as library
 from cudafit import rules
 from cudafit.frameworks.base import single_member_protocol
-from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
+from cudafit.records import Build, Candidate, Constraint, LibraryRelease, Machine, Matrices, Policy, Rejection
 
 FAMILY = "flash-attn"
 MEMBERS = ("flash-attn",)
 REQUIRES = ("torch",)
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 SOURCE_TIER = 3  # after every prebuilt wheel, JIT ones included
 
 
@@ -34,7 +36,7 @@ def candidates(
     newest = _newest_prebuilt_torch(releases(matrices), machine.platform)
 
     def judge(release: LibraryRelease, build: Build) -> library.Verdict:
-        def reject(constraint: str, reason: str) -> Rejection:
+        def reject(constraint: Constraint, reason: str) -> Rejection:
             return Rejection(FAMILY, release.version, library.build_label(build), constraint, reason, library.evidence_text(build))
 
         if library.no_gpu(machine, policy):

@@ -14,10 +14,13 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import named, screen
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
+from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Constraint, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
+REQUIRES: tuple[str, ...] = ()  # built against no other family
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 
 
 class JaxRelease(NamedTuple):
@@ -77,14 +80,14 @@ def candidates(
 ) -> tuple[list[Candidate], list[Rejection]]:
     spec = specs.get("jax", SpecifierSet())
     jaxlib_spec = specs.get("jaxlib", SpecifierSet())
-    gpu_here = machine.driver is not None or not machine.driver_known
-    want_cpu = policy.cpu or not gpu_here or machine.os in ("macos", "windows")
+    usable = rules.gpu_usable(machine)
+    want_cpu = policy.cpu or not usable or machine.os == "windows"
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(releases(matrices)):
 
-        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: JaxRelease = release, cause: str = "") -> None:
+        def reject(constraint: Constraint, reason: str, tag: Optional[str] = None, release: JaxRelease = release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         if release.jaxlib and not jaxlib_spec.contains(release.jaxlib, prereleases=True):
@@ -105,9 +108,9 @@ def candidates(
             reject("extra", f"asks for {', '.join(sorted(wanted))} there: one CUDA flavour per environment" + (f"; {said}" if said else ""))
             continue
         if want_cpu and not wanted:
-            if gpu_here and not policy.cpu and machine.os == "windows":
+            if usable and not policy.cpu and machine.os == "windows":
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
-            elif gpu_here and not policy.cpu and machine.os != "macos":
+            elif usable and not policy.cpu:
                 reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
@@ -165,7 +168,7 @@ def _normal(extra: str) -> str:
 def _judge(
     release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
 ) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...], bool]]:
-    def reject(constraint: str, reason: str) -> Rejection:
+    def reject(constraint: Constraint, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
     if machine.platform not in build.platforms:

@@ -18,7 +18,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.frameworks.base import rank_builds
 from cudafit.frameworks.pytorch import MEMBERS as TORCH_MEMBERS
-from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, PackagePin, Policy, Rejection
+from cudafit.records import Build, Candidate, Constraint, LibraryRelease, Machine, Matrices, PackagePin, Policy, Rejection
 
 # A verdict on one build: a Rejection, or (tier, why, warnings); tier 0 is best.
 Verdict = Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]
@@ -46,7 +46,7 @@ def build_label(build: Build) -> str:
 
 
 def no_gpu(machine: Machine, policy: Policy) -> bool:
-    return policy.cpu or machine.os == "macos" or (machine.driver_known and machine.driver is None)
+    return policy.cpu or not rules.gpu_usable(machine)
 
 
 def judge_cuda(
@@ -64,7 +64,7 @@ def judge_cuda(
     kernels_optional (torchao, whose compiled kernels are extras beside its Python ones), missing
     kernels are a warning, not a refusal."""
 
-    def reject(constraint: str, reason: str) -> Rejection:
+    def reject(constraint: Constraint, reason: str) -> Rejection:
         return Rejection(family, release.version, build.tag, constraint, reason, evidence_text(build))
 
     too_old = below_gpu_min(family, release, machine)

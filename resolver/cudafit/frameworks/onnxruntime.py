@@ -16,10 +16,13 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import extras_always_fit, implied_none, named, pairs_itself, rank_builds
-from cudafit.records import Build, Candidate, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
+from cudafit.records import Build, Candidate, Constraint, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
+REQUIRES: tuple[str, ...] = ()  # built against no other family
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 
 
 def known_extras(matrices: Matrices) -> set[str]:
@@ -54,10 +57,10 @@ def candidates(
 def _judge(
     release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
 ) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]:
-    def reject(constraint: str, reason: str) -> Rejection:
+    def reject(constraint: Constraint, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, build.tag, constraint, reason)
 
-    if policy.cpu or machine.os == "macos" or (machine.driver_known and machine.driver is None):
+    if policy.cpu or not rules.gpu_usable(machine):
         return reject("accelerator", f"{FAMILY} is the CUDA build of ONNX Runtime; without an NVIDIA GPU use onnxruntime")
     # With the build's CUDA unknown, its major decides the driver floor (minor-version compatibility).
     cuda = build.cuda or Version(f"{build.major}.0")

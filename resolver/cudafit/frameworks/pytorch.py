@@ -20,10 +20,26 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import python_range
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, TorchRelease, driver_key
+from cudafit.records import (
+    CPU_BESIDE_GPU,
+    VERSION_SPEC,
+    Build,
+    Candidate,
+    Constraint,
+    Machine,
+    Matrices,
+    PackagePin,
+    Policy,
+    Rejection,
+    TorchRelease,
+    driver_key,
+)
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
+REQUIRES: tuple[str, ...] = ()  # built against no other family
+BRINGS: tuple[str, ...] = ()
+COMPANIONS = ("torchvision", "torchaudio")  # members that are projects of their own, paired by version
 
 
 def known_extras(matrices: Matrices) -> set[str]:
@@ -199,14 +215,13 @@ def _judge(
 ) -> Union[Rejection, tuple[tuple[int, Union[int, tuple[int, int]]], tuple[str, ...], tuple[str, ...]]]:
     """Either a Rejection or ((sort key), why, warnings)."""
 
-    def reject(constraint: str, reason: str, evidence: str = "", cause: str = "") -> Rejection:
+    def reject(constraint: Constraint, reason: str, evidence: str = "", cause: str = "") -> Rejection:
         return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause)
 
     on_mac = machine.os == "macos"
     if variant.kind == "cpu":
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
-        gpu_here = machine.driver is not None or not machine.driver_known
-        if gpu_here and not policy.cpu and not on_mac:
+        if rules.gpu_usable(machine) and not policy.cpu:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)", cause=CPU_BESIDE_GPU)
         if on_mac:
             cpu_why = (

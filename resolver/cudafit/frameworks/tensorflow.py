@@ -17,10 +17,13 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.frameworks.base import named, screen
-from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
+from cudafit.records import CPU_BESIDE_GPU, Build, Candidate, Constraint, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
+REQUIRES: tuple[str, ...] = ()  # built against no other family
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 
 
 class TFRelease(NamedTuple):
@@ -72,21 +75,21 @@ def candidates(
 ) -> tuple[list[Candidate], list[Rejection]]:
     spec = specs.get("tensorflow", SpecifierSet()) & specs.get("tensorflow-cpu", SpecifierSet())
     cpu = policy.cpu or "tensorflow-cpu" in specs
-    gpu_here = machine.driver is not None or not machine.driver_known
+    usable = rules.gpu_usable(machine)
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
     for age, release in enumerate(releases(matrices)):
 
-        def reject(constraint: str, reason: str, tag: Optional[str] = None, release: TFRelease = release, cause: str = "") -> None:
+        def reject(constraint: Constraint, reason: str, tag: Optional[str] = None, release: TFRelease = release, cause: str = "") -> None:
             rejected.append(Rejection(FAMILY, release.version, tag, constraint, reason, cause=cause))
 
         out = screen(FAMILY, release, spec, "tensorflow", "tensorflow", machine)
         if out is not None:
             rejected.append(out)
             continue
-        if cpu or not gpu_here or machine.os == "macos":
-            if gpu_here and not cpu and machine.os != "macos":
+        if cpu or not usable:
+            if usable and not cpu:
                 reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
                 continue
             ranked.append(((0, age), _cpu(release, machine, "tensorflow-cpu" in specs)))
@@ -139,7 +142,7 @@ def _gpu(
         return Rejection(FAMILY, release.version, tag, "platform", f"the tensorflow wheel for {machine.platform} has no CUDA support (its CPU build: --cpu)")
     label_tag = build.tag
 
-    def reject(constraint: str, reason: str) -> Rejection:
+    def reject(constraint: Constraint, reason: str) -> Rejection:
         return Rejection(FAMILY, release.version, label_tag, constraint, reason)
 
     if build.cuda is None:

@@ -21,6 +21,7 @@ FAMILY = "vllm"
 MEMBERS = ("vllm",)
 REQUIRES = ("torch",)
 BRINGS = ("torchvision",)  # pinned exactly too, and served by torch's index beside torch's build
+COMPANIONS: tuple[str, ...] = ()
 
 
 known_extras, releases, implied, check_extras, pairs = single_member_protocol(FAMILY)

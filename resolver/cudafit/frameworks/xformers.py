@@ -18,6 +18,8 @@ from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices,
 FAMILY = "xformers"
 MEMBERS = ("xformers",)
 REQUIRES = ("torch",)  # the framework it is built against: a solve with xformers solves torch too
+BRINGS: tuple[str, ...] = ()
+COMPANIONS: tuple[str, ...] = ()
 
 
 known_extras, releases, implied, check_extras, pairs = single_member_protocol(FAMILY)

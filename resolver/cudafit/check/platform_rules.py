@@ -1,0 +1,124 @@
+"""The rules that read where a pin installs, from its marker and its specifier, against the data's
+releases: a marked torch build that exists on none of the platforms its marker allows (CF002), an
+unpinned torch that brings a CUDA 13 build from PyPI on Linux (CF008), and a marker that no
+platform and Python with a build satisfies (CF009)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from cudafit.check.environments import Environment, holds_in, names_extra
+from cudafit.check.indexes import torch_variant
+from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
+from cudafit.check.rules import finding
+from cudafit.records import Matrices, TorchRelease
+
+
+def marked_builds(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    """A marked torch pin whose build exists on none of the platforms its marker allows."""
+    out = []
+    for pin in doc.pins:
+        release = releases.get(pin.version or "") if pin.name == "torch" else None
+        missing = _platforms_without(pin, release) if release is not None else []
+        if missing:
+            out.append(
+                finding(
+                    "CF002",
+                    pin.span,
+                    f"{pin.name} {pin.version} has no +{pin.local} build for {', '.join(missing)}, and its marker allows no other platform",
+                    "pick a build that exists there, or fix the marker",
+                )
+            )
+    return out
+
+
+def _platforms_without(pin: Pin, release: TorchRelease) -> list[str]:
+    """The platforms a marked torch pin is meant for, when its build exists on none of them (the
+    data lists torch's builds per platform; the companions' are not recorded, so only torch)."""
+    if pin.name != "torch" or pin.local is None or not pin.marker:
+        return []
+    built = {p for b in release.builds if b.tag == pin.local for p in b.platforms}
+    meant = [p for p in sorted(release.platforms) if _marker_allows(pin.marker, [(p, py) for py in sorted(release.pythons(p))])]
+    # A marker that holds nowhere is CF009's finding; one that holds where the build is, is fine.
+    return meant if meant and not built & set(meant) else []
+
+
+def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    """An unpinned torch that installs a CUDA 13 build from PyPI on Linux, which needs a recent driver (CF008)."""
+    out: list[Finding] = []
+    if any(torch_variant(i.url) for i in doc.indexes) or doc.kind in ("uv-lock", "pylock"):
+        return out
+    floor = matrices.compat.get(13)
+    for pin in doc.pins:
+        if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None or pin.group == BUILD_SYSTEM:
+            continue
+        if pin.marker and not _marker_allows(pin.marker, [("linux-x86_64", None)]):
+            continue
+        try:
+            spec = SpecifierSet(pin.specifier)
+        except InvalidSpecifier:
+            continue
+        release = next((r for r in matrices.torch if spec.contains(r.version)), None)
+        tag = release.pypi_variant.get("linux-x86_64") if release is not None else None
+        build = next((b for b in release.builds if b.tag == tag and b.cuda is not None), None) if release is not None and tag else None
+        if release is None or build is None or build.cuda is None or build.cuda.major < 13:
+            continue
+        driver = floor.linux_driver_min if floor is not None else "unknown"
+        out.append(
+            finding(
+                "CF008",
+                pin.span,
+                f"'{pin.span.text}' installs torch {release.version} from PyPI on Linux, a CUDA {build.cuda} build that needs NVIDIA driver >= {driver}",
+                "pin the release and a CUDA variant your drivers run (see `cudafit resolve --driver ...`), with its PyTorch index",
+            )
+        )
+    return out
+
+
+def _marker_allows(marker: str, places: list[tuple[str, Optional[str]]]) -> bool:
+    """Whether the marker holds on any of the (platform, Python) places; one packaging cannot
+    evaluate (an undefined name, a comparison it refuses) is given the benefit of the doubt."""
+    # A selection (extra, group) is no platform: such a marker is given the benefit of the doubt.
+    return names_extra(marker) or any(holds_in(marker, Environment(platform, python, "")) for platform, python in places)
+
+
+_SELECTION_WORD = re.compile(r"\b(?:extra|extras|dependency_groups)\b")
+
+
+def marker_excludes_all(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
+    """A framework pin whose marker holds on no platform and Python its releases have builds for (CF009)."""
+    from cudafit.frameworks import providers
+
+    # Each family's own package: its releases' platforms and Pythons are in the data.
+    families = {module.MEMBERS[0]: module for module in providers()}
+    out: list[Finding] = []
+    if doc.kind in ("uv-lock", "pylock"):
+        return out  # a lock's markers are its resolver's forks, not a line someone wrote
+    for pin in doc.pins:
+        # An extra or group is a selection, not a platform: the environments decide it.
+        if pin.name not in families or not pin.marker or _SELECTION_WORD.search(pin.marker):
+            continue
+        try:
+            spec = SpecifierSet(pin.specifier)
+        except InvalidSpecifier:
+            continue
+        if pin.version is not None:
+            matching = [r for r in families[pin.name].releases(matrices) if str(r.version) == pin.version]
+        else:
+            matching = [r for r in families[pin.name].releases(matrices) if spec.contains(r.version, prereleases=True)]
+        if not matching:
+            continue
+        where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
+        if not _marker_allows(pin.marker, sorted(where)):
+            out.append(
+                finding(
+                    "CF009",
+                    pin.span,
+                    f"the marker '{pin.marker}' holds on no platform and Python that {pin.name}{pin.specifier} has a build for: it installs nowhere",
+                    "fix the marker, or drop the line",
+                )
+            )
+    return out
