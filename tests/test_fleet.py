@@ -356,7 +356,7 @@ def test_targets_of_a_pyproject_become_one_lockable_project(tmp_path):
     assert result.exit_code == 0, result.output
     text = path.read_text()
     doc = tomllib.loads(text)
-    assert doc["project"]["dependencies"] == ["numpy", "torch==2.14.1+cu126; sys_platform == 'linux'", "torch==2.15.0; sys_platform == 'darwin'"]
+    assert doc["project"]["dependencies"] == ["numpy", "torch==2.14.1+cu126; sys_platform == 'linux'", f"torch=={newest_mac}; sys_platform == 'darwin'"]
     assert doc["tool"]["uv"]["sources"]["torch"] == [{"index": "pytorch-cu126", "marker": "sys_platform == 'linux'"}]
     assert doc["tool"]["uv"]["index"] == [{"name": "pytorch-cu126", "url": "https://download.pytorch.org/whl/cu126", "explicit": True}]
     assert "# ours" in text and doc["tool"]["cudafit"]["targets"][1]["name"] == "laptop"

@@ -4,6 +4,7 @@ with "..." repeats the previous command's machine (the README's shorthand)."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -59,12 +60,8 @@ def _shows(line: str, printed: list[str]) -> bool:
 
 
 def _closest(line: str, printed: list[str]) -> str:
-    """The printed line a stale README line stands for: the one sharing the longest start with it."""
-
-    def shared(candidate: str) -> int:
-        return next((i for i, (a, b) in enumerate(zip(line, candidate, strict=False)) if a != b), min(len(line), len(candidate)))
-
-    return max(printed, key=shared)
+    """The printed line a stale README line stands for: the most alike."""
+    return difflib.get_close_matches(line, printed, n=1, cutoff=0)[0]
 
 
 def test_readme_resolve_examples_are_what_cudafit_prints():

@@ -39,16 +39,28 @@ def _no_detection(*_a, **_k):
 
 def _regenerate(path: Path, res) -> None:
     """CUDAFIT_REGEN=1: the case's expected answer (ok, requirements, cuda) becomes what cudafit
-    answers now, the rest of the file as it is; the diff is then reviewed like any change."""
+    answers now, and a `*_contain` needle the answer no longer shows becomes the line most like it
+    (one it resembles: a needle with no like line stays, and fails); the rest of the file as it is.
+    The diff is then reviewed like any change."""
+    import difflib
+
     import tomlkit
 
     doc = tomlkit.parse(path.read_text())
     expect = doc["expect"]
-    wanted = {"ok": res.ok}
+    wanted: dict = {"ok": res.ok}
     if "requirements" in expect:
         wanted["requirements"] = [p.requirement for p in res.packages]
     if "cuda" in expect and res.candidates:
         wanted["cuda"] = res.candidates[0].cuda
+    for key, haystack in (("notes_contain", res.notes), ("conflicts_contain", res.conflicts), ("warnings_contain", res.warnings)):
+        if key in expect:
+            needles = []
+            for needle in expect[key]:
+                like = difflib.get_close_matches(needle, [line[: len(needle) + 40] for line in haystack], n=1, cutoff=0.6)
+                shown = any(needle in line for line in haystack)
+                needles.append(needle if shown or not like else next(line for line in haystack if line.startswith(like[0])))
+            wanted[key] = needles
     if any(expect.get(key) != value for key, value in wanted.items()):
         for key, value in wanted.items():
             expect[key] = value
