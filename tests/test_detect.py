@@ -10,7 +10,8 @@ import pytest
 
 from cudafit import detection as detect
 from cudafit.errors import InputError
-from cudafit.machine import cuda_driver_max, normalize_arch
+from cudafit.machine import cuda_driver_max
+from cudafit.machine_input import normalize_arch
 from cudafit.records import GpuInfo
 
 if sys.version_info >= (3, 11):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from cudafit.answers import Clash
 from cudafit.explain import word_clash
-from cudafit.records import Clash
 
 A, B = "torch 2.10.0+cu128", "tensorflow 2.21.0+cu12"
 

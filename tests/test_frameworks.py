@@ -12,8 +12,9 @@ from cudafit.frameworks import BY_FAMILY, BY_MEMBER, REGISTRY, providers
 
 PROVIDERS = providers()
 
-SOLVER = Path(frameworks.__file__).parent.parent / "solve.py"
-REQUIRED = ("FAMILY", "MEMBERS", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
+# the solver's modules: the request, the joint search, the per-driver-floor answer
+SOLVER = [Path(frameworks.__file__).parent.parent / f"{name}.py" for name in ("solve", "specs", "search", "floors")]
+REQUIRED = ("FAMILY", "MEMBERS", "REQUIRES", "BRINGS", "COMPANIONS", "known_extras", "releases", "implied", "check_extras", "pairs", "candidates")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS, ids=[p.FAMILY for p in PROVIDERS])
@@ -32,16 +33,16 @@ def test_every_provider_has_the_protocol(provider, matrices):
 
 
 def test_the_solver_names_no_framework():
-    tree = ast.parse(SOLVER.read_text())
     words = {p.FAMILY for p in PROVIDERS} | {m for p in PROVIDERS for m in p.MEMBERS}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            assert not any(w in node.value.lower() for w in words), f"solve.py line {node.lineno}: {node.value!r}"
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] + [getattr(node, "module", "") or ""]
-            assert not any(n.split(".")[-1] in ("pytorch", "tensorflow", "jax") for n in names), ast.dump(node)
-        if isinstance(node, ast.Attribute):
-            assert node.attr not in ("torch", "tensorflow", "jax"), f"solve.py line {node.lineno}: .{node.attr}"
+    for path in SOLVER:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not any(w in node.value.lower() for w in words), f"{path.name} line {node.lineno}: {node.value!r}"
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", "") or ""]
+                assert not any(n.split(".")[-1] in ("pytorch", "tensorflow", "jax") for n in names), ast.dump(node)
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in ("torch", "tensorflow", "jax"), f"{path.name} line {node.lineno}: .{node.attr}"
 
 
 def test_pairs_and_implied(matrices):
@@ -146,3 +147,10 @@ def test_jax_cuda_beside_the_flavour_it_repeats_is_one_flavour(matrices):
     assert res.ok and [c.tag for c in res.candidates] == ["cu12"]
     res = resolve(["jax[cuda,cuda13]"], machine, matrices, Policy())
     assert not res.ok and any("one CUDA flavour per environment" in c for c in res.conflicts), res.conflicts
+
+
+def test_the_type_checker_holds_every_provider_to_the_protocol():
+    # frameworks/conformance.py assigns each provider to a Provider-typed name; mypy checks it there
+    from cudafit.frameworks import conformance
+
+    assert [p.FAMILY for p in conformance.PROVIDERS] == list(frameworks.families())

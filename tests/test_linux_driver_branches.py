@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudafit.machine import check_driver
+from cudafit.machine_input import check_driver
 from cudafit.records import Toolkit
 
 

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from cudafit.cli import main
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu, match_gpus, suggest_gpus
-from cudafit.machine import MachineOptions, build_machine, check_driver, check_python
+from cudafit.machine import MachineOptions, build_machine
+from cudafit.machine_input import check_driver, check_python
 
 BASE = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "535.104.05"]
 
@@ -186,14 +187,14 @@ def test_macos_without_a_driver_is_fine():
 
 @pytest.mark.parametrize("text, expected", [("13.6", "13.6"), ("14", "14.0"), ("13.6.1", "13.6"), ("26.1", "26.1")])
 def test_macos_versions(text, expected):
-    from cudafit.machine import check_macos
+    from cudafit.machine_input import check_macos
 
     assert check_macos(text) == expected
 
 
 @pytest.mark.parametrize("text", ["ventura", "9.1", "13.x", ""])
 def test_bad_macos_versions(text):
-    from cudafit.machine import check_macos
+    from cudafit.machine_input import check_macos
 
     with pytest.raises(InputError):
         check_macos(text)
@@ -255,7 +256,7 @@ def test_apple_silicon_before_macos_11_is_exit_2():
 @pytest.mark.parametrize("text", ["99.0", "20", "16.1", "25.0"])
 def test_a_macos_that_never_existed_is_named_so(text):
     """macOS went from 15 to 26; 16-25 and anything past this year's release never existed."""
-    from cudafit.machine import check_macos
+    from cudafit.machine_input import check_macos
 
     with pytest.raises(InputError, match="no such macOS version"):
         check_macos(text)

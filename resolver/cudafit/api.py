@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union, cast
 
-from cudafit import records
+from cudafit import answers, records
 from cudafit.api_records import Cause, Environment, Finding, InstalledBuild, Installer, Machine, Package, Report, Severity
 from cudafit.errors import CudafitError, InputError
 
@@ -27,7 +27,7 @@ class NoSolution(CudafitError):
 
     exit_code = 1
 
-    def __init__(self, resolution: records.Resolution) -> None:
+    def __init__(self, resolution: answers.Resolution) -> None:
         self._resolution = resolution
         self.causes: tuple[Cause, ...] = tuple(Cause.from_rejection(r) for r in resolution.rejections if r.constraint != "spec")
         self.conflicts: tuple[str, ...] = resolution.conflicts
@@ -53,7 +53,7 @@ class Plan:
     reasons: tuple[str, ...]  # why each build, in words
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
-    _resolution: records.Resolution = field(repr=False, compare=False)
+    _resolution: answers.Resolution = field(repr=False, compare=False)
 
     def commands(self, installer: Installer = "pip", *, python: Optional[str] = None) -> list[list[str]]:
         """The install commands as argument lists (never shell strings), to run in order: pip as
@@ -128,7 +128,7 @@ def describe(
     opts = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos)
 
     def unknown(*_args: object, **_kwargs: object) -> detection.DriverReading:
-        return detection.DriverReading(None, False, (), False, None, (records.DRIVER_NOT_GIVEN, records.GPU_NOT_GIVEN))
+        return detection.DriverReading(None, False, (), False, None, (answers.DRIVER_NOT_GIVEN, answers.GPU_NOT_GIVEN))
 
     machine = build_machine(opts, _matrices(), reader=unknown)
     if not opts.describes_gpus and machine.os != "macos":
@@ -144,7 +144,7 @@ def detect() -> Machine:
     return Machine.from_record(build_machine(MachineOptions(), _matrices()))
 
 
-def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> records.Resolution:
+def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> answers.Resolution:
     from cudafit import staleness
     from cudafit.solve import resolve as solve
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from cudafit import records
+from cudafit import answers, records
 from cudafit.records import SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION", "Cause", "Environment", "Evidence", "Finding", "Gpu", "InstalledBuild", "Installer", "Machine", "Package", "Report", "Severity"]
@@ -113,7 +113,7 @@ class Package:
     evidence: dict[str, Evidence] = field(default_factory=dict)  # how each fact of the build is known (the framework's own package only)
 
     @staticmethod
-    def from_pin(pin: records.PackagePin, candidate: records.Candidate) -> Package:
+    def from_pin(pin: answers.PackagePin, candidate: answers.Candidate) -> Package:
         evidence: dict[str, Evidence] = {}
         if pin.name == candidate.family and candidate.evidence:
             facts = ("exists", "cuda", "cudnn", "sass", "ptx", "pins") if candidate.kind == "cuda" else ("exists",)
@@ -148,7 +148,7 @@ class Cause:
     evidence: str = ""
 
     @staticmethod
-    def from_rejection(r: records.Rejection) -> Cause:
+    def from_rejection(r: answers.Rejection) -> Cause:
         return Cause(family=r.family, version=str(r.version), build=r.tag, constraint=r.constraint, reason=r.reason, evidence=r.evidence)
 
 

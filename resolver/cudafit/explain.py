@@ -9,7 +9,7 @@ from typing import Optional
 from packaging.version import Version
 
 from cudafit import evidence
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Rejection, Resolution
+from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Rejection, Resolution
 
 
 def word_clash(clash: Clash, *, name_a: bool = True) -> str:

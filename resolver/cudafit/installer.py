@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional
 
 from cudafit import detection as detect
+from cudafit.answers import Resolution
 from cudafit.emit import compiled_here, cuda_from_conda, install_groups
 from cudafit.emit.conda import channel_packages
 from cudafit.errors import InputError
-from cudafit.records import Resolution
 
 
 class Target(NamedTuple):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from cudafit.answers import Candidate, Resolution
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
 from cudafit.machine import machine_json
-from cudafit.records import SCHEMA_VERSION, Candidate, Machine, Resolution
+from cudafit.records import SCHEMA_VERSION, Machine
 
 
 def resolution_json(res: Resolution) -> dict:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     import datetime
 
-    from cudafit.records import Resolution
+    from cudafit.answers import Resolution
 
 STALE_AFTER_DAYS = 90
 _DAY = 86400

@@ -218,7 +218,7 @@ GROUP_EXTRA = "cudafit-group-"
 
 @lru_cache(maxsize=64)  # a file with hundreds of extras has a few platforms and Pythons
 def _machine_values(platform: str, python: Optional[str]) -> tuple[tuple[str, str], ...]:
-    from cudafit.solve import marker_env
+    from cudafit.specs import marker_env
 
     return tuple(marker_env(Environment(platform, python, "").machine()).items())
 

@@ -12,6 +12,7 @@ from typing import Optional
 
 from packaging.specifiers import SpecifierSet
 
+from cudafit.answers import Resolution
 from cudafit.check.environments import Environment
 from cudafit.check.index_rules import never_released
 from cudafit.check.indexes import effective_local, serving_urls
@@ -29,7 +30,7 @@ from cudafit.check.solve_inputs import (
     unknown_release,
 )
 from cudafit.check.solved import solved
-from cudafit.records import Machine, Matrices, Policy, Resolution
+from cudafit.records import Machine, Matrices, Policy
 
 
 def sets(doc: Document) -> dict[str, list[Pin]]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Union
 
+from cudafit.answers import Resolution
 from cudafit.check.memo import by_identity
 from cudafit.errors import InputError
-from cudafit.records import Machine, Matrices, Policy, Resolution
+from cudafit.records import Machine, Matrices, Policy
 
 
 def solved(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:

@@ -79,7 +79,7 @@ def fleet_resolve(
     from cudafit.fleet.node import Options, driver_problem
     from cudafit.fleet.report import accepted, fleet_json, fleet_text
     from cudafit.fleet.solve import solve_fleet
-    from cudafit.machine import check_python
+    from cudafit.machine_input import check_python
 
     mapping = {}
     for item in gres_map:
@@ -103,12 +103,12 @@ def fleet_resolve(
         # A name the user gave is checked as --gpu checks it: an unknown one is bad input, not a
         # node left out (the answer would be partial for a typo).
         if lookup_gpu(matrices.gpus, name)[0] is None:
-            from cudafit.machine import unknown_gpu
+            from cudafit.machine_input import unknown_gpu
 
             raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu(name, matrices).reason, param_hint="'--gres-map'")
     if default_driver is not None:
         from cudafit.errors import InputError
-        from cudafit.machine import check_driver, parse_driver
+        from cudafit.machine_input import check_driver, parse_driver
 
         if driver_problem(default_driver, "value"):
             raise click.BadParameter(str(driver_problem(default_driver, "value")), param_hint="'--default-driver'")

@@ -31,7 +31,8 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
 
     from cudafit import installer, staleness
     from cudafit.detection import detect_os, interpreter_version
-    from cudafit.machine import build_machine, check_arch, check_os, normalize_arch
+    from cudafit.machine import build_machine
+    from cudafit.machine_input import check_arch, check_os, normalize_arch
     from cudafit.report import resolution_text
     from cudafit.solve import resolve as solve
 

@@ -9,8 +9,9 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
+from cudafit.answers import Resolution
 from cudafit.doctor.model import Environment, InstalledBuild
-from cudafit.records import Machine, Matrices, Policy, Resolution
+from cudafit.records import Machine, Matrices, Policy
 
 # The companions a family's spec brings along when they are installed.
 _COMPANIONS = {"torch": ("torchvision", "torchaudio")}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable, NamedTuple, Optional
 
+from cudafit.answers import Candidate, PackagePin, Resolution
 from cudafit.errors import InputError
-from cudafit.records import Candidate, PackagePin, Resolution
 
 FORMATS = {
     "pip": "cudafit.emit.pip",

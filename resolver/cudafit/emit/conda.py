@@ -10,10 +10,10 @@ from typing import Optional
 
 from packaging.version import Version
 
+from cudafit.answers import Candidate, Resolution
 from cudafit.emit import EmitOptions, cuda_from_conda
 from cudafit.emit.pip import commands
 from cudafit.errors import InputError
-from cudafit.records import Candidate, Resolution
 
 LAST_CHANNEL_RELEASE = Version("2.5.99")
 

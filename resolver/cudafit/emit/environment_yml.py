@@ -3,9 +3,9 @@ from __future__ import annotations
 import json
 import re
 
+from cudafit.answers import Resolution
 from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
 from cudafit.emit.conda import channel_packages, check_env_name
-from cudafit.records import Resolution
 
 # A plain YAML scalar that reads back as this very string; anything else (`yes`, `null`, `1.0`,
 # `*x`, `'a`) is written double-quoted, which JSON's string syntax is valid for.

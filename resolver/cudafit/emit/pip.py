@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import shlex
 
+from cudafit.answers import Resolution
 from cudafit.emit import EmitOptions, compiled_here, cuda_from_conda, install_groups
-from cudafit.records import Resolution
 
 
 def commands(resolution: Resolution, installer: str = "pip install") -> list[str]:

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from cudafit.records import Resolution
+from cudafit.answers import Resolution
 
 
 def requirement_marker(requirement: str) -> Optional[str]:
@@ -24,7 +24,7 @@ def holds_here(resolution: Resolution) -> Callable[[str], bool]:
     """Whether a marker holds on the machine the set was solved for (one it cannot evaluate does)."""
     from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
-    from cudafit.solve import marker_env
+    from cudafit.specs import marker_env
 
     env = marker_env(resolution.machine)
 
@@ -57,7 +57,7 @@ def _holds_somewhere(marker: str) -> bool:
     from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
     from cudafit.records import Machine
-    from cudafit.solve import marker_env
+    from cudafit.specs import marker_env
 
     try:
         parsed = Marker(marker)

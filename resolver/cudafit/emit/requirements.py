@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from cudafit.answers import Resolution
 from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
-from cudafit.records import Resolution
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:

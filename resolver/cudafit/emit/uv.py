@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from cudafit.answers import Resolution
 from cudafit.emit import EmitOptions
 from cudafit.emit.pip import commands
-from cudafit.records import Resolution
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:

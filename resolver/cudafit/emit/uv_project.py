@@ -13,6 +13,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from tomlkit.items import AoT, Array, Table
 
+from cudafit.answers import Resolution
 from cudafit.emit import GENERATED, EmitOptions, cuda_from_conda, header
 from cudafit.emit.platform_markers import for_other_platforms, here_or_unmarked, holds_here, platform_marker, requirement_marker
 from cudafit.emit.pyproject_edit import (
@@ -28,7 +29,6 @@ from cudafit.emit.pyproject_edit import (
     table,
 )
 from cudafit.errors import InputError
-from cudafit.records import Resolution
 
 FAMILY = {"torch", "torchvision", "torchaudio"}
 NEEDS = "# needs, from conda first:"

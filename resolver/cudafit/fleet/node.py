@@ -14,7 +14,7 @@ NO_GPU = "no NVIDIA GPU on the node"
 
 def driver_problem(text: str, what: str) -> Optional[str]:
     """Why `text` (from `what`) is no NVIDIA driver version, or None: read as `--driver` is."""
-    from cudafit.machine import parse_driver
+    from cudafit.machine_input import parse_driver
 
     try:
         if parse_driver(text) is not None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+from cudafit.answers import Resolution
 from cudafit.emit import EmitOptions, render, summary
 from cudafit.errors import InputError
 from cudafit.fleet.solve import FleetAnswer
-from cudafit.records import Resolution
 
 
 def answers_to_write(answer: FleetAnswer) -> list[Resolution]:

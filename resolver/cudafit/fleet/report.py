@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from cudafit.answers import Resolution
 from cudafit.emit.pip import commands
 from cudafit.fleet.solve import FleetAnswer
 from cudafit.machine import machine_json
-from cudafit.records import SCHEMA_VERSION, Resolution
+from cudafit.records import SCHEMA_VERSION
 from cudafit.report import resolution_json
 
 

@@ -10,12 +10,13 @@ from typing import NamedTuple, Optional
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.answers import Candidate, Resolution
 from cudafit.errors import InputError
 from cudafit.fleet.classes import NodeClass
 from cudafit.fleet.node import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
-from cudafit.records import Candidate, Machine, Matrices, Policy, Resolution, cc_str
+from cudafit.records import Machine, Matrices, Policy, cc_str
 from cudafit.solve import resolve
 
 Key = tuple[str, str, str]  # (family, version, tag)

@@ -10,7 +10,8 @@ from typing import Any, Optional, Union
 from packaging.specifiers import SpecifierSet
 
 from cudafit import rules
-from cudafit.records import VERSION_SPEC, Build, Candidate, Constraint, Machine, Rejection
+from cudafit.answers import VERSION_SPEC, Candidate, Rejection
+from cudafit.records import Build, Constraint, Machine
 
 
 def python_key(python: str) -> tuple[int, ...]:

@@ -15,8 +15,9 @@ from packaging.specifiers import SpecifierSet
 
 import cudafit.frameworks.library as library
 from cudafit import rules
+from cudafit.answers import Candidate, Rejection
 from cudafit.frameworks.base import single_member_protocol
-from cudafit.records import Build, Candidate, Constraint, LibraryRelease, Machine, Matrices, Policy, Rejection
+from cudafit.records import Build, Constraint, LibraryRelease, Machine, Matrices, Policy
 
 FAMILY = "flash-attn"
 MEMBERS = ("flash-attn",)

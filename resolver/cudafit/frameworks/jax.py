@@ -13,8 +13,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import named, screen
-from cudafit.records import CPU_BESIDE_GPU, VERSION_SPEC, Build, Candidate, Constraint, Machine, Matrices, PackagePin, Policy, Rejection, pythons_on
+from cudafit.records import Build, Constraint, Machine, Matrices, Policy, pythons_on
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")

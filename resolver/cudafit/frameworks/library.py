@@ -16,9 +16,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.answers import Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import rank_builds
 from cudafit.frameworks.pytorch import MEMBERS as TORCH_MEMBERS
-from cudafit.records import Build, Candidate, Constraint, LibraryRelease, Machine, Matrices, PackagePin, Policy, Rejection
+from cudafit.records import Build, Constraint, LibraryRelease, Machine, Matrices, Policy
 
 # A verdict on one build: a Rejection, or (tier, why, warnings); tier 0 is best.
 Verdict = Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]

@@ -15,8 +15,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.answers import Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import extras_always_fit, implied_none, named, pairs_itself, rank_builds
-from cudafit.records import Build, Candidate, Constraint, Machine, Matrices, OrtRelease, PackagePin, Policy, Rejection
+from cudafit.records import Build, Constraint, Machine, Matrices, OrtRelease, Policy
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)

@@ -11,7 +11,8 @@ if TYPE_CHECKING:  # the registry imports this module on every run; annotations 
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    from cudafit.records import Candidate, Machine, Matrices, Policy, Rejection
+    from cudafit.answers import Candidate, Rejection
+    from cudafit.records import Machine, Matrices, Policy
 
 
 class Provider(Protocol):

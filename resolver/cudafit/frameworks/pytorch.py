@@ -19,21 +19,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudafit import evidence, rules
+from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import python_range
-from cudafit.records import (
-    CPU_BESIDE_GPU,
-    VERSION_SPEC,
-    Build,
-    Candidate,
-    Constraint,
-    Machine,
-    Matrices,
-    PackagePin,
-    Policy,
-    Rejection,
-    TorchRelease,
-    driver_key,
-)
+from cudafit.records import Build, Constraint, Machine, Matrices, Policy, TorchRelease, driver_key
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")

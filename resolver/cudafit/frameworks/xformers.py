@@ -12,8 +12,9 @@ from packaging.specifiers import SpecifierSet
 
 import cudafit.frameworks.library as library
 from cudafit import rules
+from cudafit.answers import Candidate, Rejection
 from cudafit.frameworks.base import single_member_protocol
-from cudafit.records import Build, Candidate, LibraryRelease, Machine, Matrices, Policy, Rejection
+from cudafit.records import Build, LibraryRelease, Machine, Matrices, Policy
 
 FAMILY = "xformers"
 MEMBERS = ("xformers",)
