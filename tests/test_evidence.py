@@ -17,7 +17,7 @@ from cudafit.errors import DataError
 from cudafit.loader import check, data_dir, load
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import resolve, why_not
+from cudafit.answer import resolve, why_not
 
 
 def _never_read(*args, **kwargs):

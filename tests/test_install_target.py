@@ -14,7 +14,7 @@ from cudafit.errors import InputError
 from cudafit.installer import Target, check_description, plan
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import resolve
+from cudafit.answer import resolve
 
 
 def _never_read(*args, **kwargs):

@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from cudafit.frameworks.pytorch import split_locals
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import resolve, why_not
+from cudafit.answer import resolve, why_not
 
 
 def _never_read(*args, **kwargs):

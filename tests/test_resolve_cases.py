@@ -11,7 +11,7 @@ import pytest
 
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
-from cudafit.solve import resolve
+from cudafit.answer import resolve
 
 if sys.version_info >= (3, 11):
     import tomllib

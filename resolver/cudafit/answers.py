@@ -41,24 +41,6 @@ DRIVER_NOT_GIVEN = "driver not given (--driver): the driver requirement is state
 GPU_NOT_GIVEN = "GPU not given (--gpu/--compute-capability): GPU architecture not checked"
 
 
-class Rejection(NamedTuple):
-    family: str  # "torch"
-    version: Version
-    tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
-    constraint: Constraint
-    reason: str
-    evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
-    cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, a joint rejection's Clash kind, or "" (read the constraint)
-
-    @property
-    def build(self) -> str:
-        return f"{self.version}+{self.tag}" if self.tag else str(self.version)
-
-    @property
-    def subject(self) -> str:
-        return f"{self.family} {self.build}"
-
-
 class Clash(NamedTuple):
     """Why two builds cannot share one environment: the solver's finding, as a value (explain.py
     words it)."""
@@ -70,6 +52,28 @@ class Clash(NamedTuple):
     b_value: str = ""
     dist: str = ""  # the distribution both pin (kind pin)
     unknown_is_a: bool = False  # kind cudnn-unknown / pins-unknown: the first build's fact is the unknown one
+
+
+class Rejection(NamedTuple):
+    family: str  # "torch"
+    version: Version
+    tag: Optional[str]  # the build ("cu124"); None when the whole release was ruled out
+    constraint: Constraint
+    reason: str
+    evidence: str = ""  # how the facts that decided are known, with sources (shown by --why)
+    cause: str = ""  # what the answer does with it: VERSION_SPEC, CPU_BESIDE_GPU, a joint rejection's Clash kind, or "" (read the constraint)
+    # A joint rejection: the family none of whose builds it fits, and the clash that tells why
+    # (explain.py words its reason from them)
+    against: str = ""
+    clash: Optional[Clash] = None
+
+    @property
+    def build(self) -> str:
+        return f"{self.version}+{self.tag}" if self.tag else str(self.version)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.family} {self.build}"
 
 
 class BuildClash(NamedTuple):
@@ -130,6 +134,16 @@ class FloorAnswer(NamedTuple):
     chosen: bool = False  # the row the answer is for
 
 
+class Request(NamedTuple):
+    """What was asked, as the solver read it: each family's member specifiers in the order named,
+    each family's releases in the data (newest first), and whether a CPU answer was asked for or
+    would not help. explain.py words an answer's notes and a failure's conflicts from it."""
+
+    families: dict  # family -> {distribution: SpecifierSet}, in the order named (never mutated)
+    versions: dict  # family -> [version, ...] newest first (never mutated)
+    cpu_asked: bool
+
+
 class Resolution(NamedTuple):
     ok: bool
     machine: Machine
@@ -143,6 +157,7 @@ class Resolution(NamedTuple):
     by_driver_floor: tuple[FloorAnswer, ...] = ()  # driver unknown: the answer per CUDA major's floor
     clashes: tuple[BuildClash, ...] = ()  # every offered build that clashes with the chosen set
     pythons: frozenset[str] = frozenset()  # the Pythons every chosen release has wheels for here ("3.12")
+    request: Optional[Request] = None  # what was asked (explain.worded words the answer from it)
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

@@ -146,7 +146,7 @@ def detect() -> Machine:
 
 def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> answers.Resolution:
     from cudafit import staleness
-    from cudafit.solve import resolve as solve
+    from cudafit.answer import resolve as solve
 
     if isinstance(specs, str):
         specs = [specs]

@@ -248,3 +248,50 @@ def joint_evidence(chosen: list[Candidate]) -> list[str]:
         if c.kind == "cuda" and c.cudnn is None and c.loads_cudnn:
             out.append(f"{c.label}: its cuDNN is unknown in cudafit's data, so the joint answer could not compare it with the others'")
     return out
+
+
+def worded(res: Resolution) -> Resolution:
+    """The solver's answer (solve.solve) with its words: each joint rejection's reason, a failure's
+    conflicts, an answer's notes (why each build, what was ruled out, the shared pins) and the
+    warnings where the joint answer rests on reported facts."""
+    request = res.request
+    if request is None:
+        return res
+    rejections = [_joint_reason(r) if r.constraint == "joint" and not r.reason else r for r in res.rejections]
+    order = list(request.families)
+    if not res.ok:
+        offered = [(family, list(res.offered[i])) for i, family in enumerate(order)]
+        words = conflicts(request.families, offered, rejections, request.versions, request.cpu_asked, res.machine.python)
+        return res._replace(rejections=tuple(rejections), conflicts=tuple(words))
+    chosen = list(res.candidates)
+    clash_of = {(b.family, b.version, b.tag): b.clash for b in res.clashes}
+    lines: list[str] = []
+    for candidate in chosen:
+        offered_here = list(res.offered[order.index(candidate.family)])
+        members = sorted(request.families[candidate.family].items(), key=lambda item: item[0] != candidate.family)
+        spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
+        lines += notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
+    if res.shared_pins:
+        lines.append("pins shared between frameworks, emitted so pip keeps one version: " + ", ".join(f"{d}{s}" for d, s in sorted(res.shared_pins.items())))
+    warnings = tuple(dict.fromkeys((*res.warnings, *joint_evidence(chosen))))
+    return res._replace(rejections=tuple(rejections), notes=(*res.notes, *lines), warnings=warnings)
+
+
+def _joint_reason(r: Rejection) -> Rejection:
+    example = word_clash(r.clash, name_a=False) if r.clash is not None else "no fit"
+    return r._replace(reason=f"fits no {r.against} build that runs here, e.g. {example}")
+
+
+def floor_note(res: Resolution, default_major: int) -> Resolution:
+    """With the driver unknown (floors.py), the note that says which floor the answer is for and why."""
+    picked = next((a for a in res.by_driver_floor if a.chosen), None)
+    if picked is None:
+        return res
+    major = picked.cuda_major
+    why = "the widest installed base" if major == default_major else f"CUDA {default_major}, the widest installed base, has no set for this machine and spec"
+    note = (
+        f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
+        f"{picked.driver_min} (CUDA {major}, {why}); give --driver to answer for yours "
+        "(the newest set per driver floor is listed with the answer)"
+    )
+    return res._replace(notes=(note, *res.notes))

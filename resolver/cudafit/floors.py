@@ -56,7 +56,6 @@ def per_driver_floor(
         results[major] = res
     if not results:
         return resolve_for(specs, machine, matrices, policy)
-    wanted = default
     if default not in results or not results[default].ok:
         # Nothing runs on the default major's drivers (a GPU or a spec that needs CUDA 13, say):
         # the nearest major that has an answer, newer ones first.
@@ -64,17 +63,9 @@ def per_driver_floor(
         default = next((m for m in order if results[m].ok), default if default in results else order[0])
     chosen = results[default]
     answers = [a._replace(chosen=a.cuda_major == default) for a in answers]
-    picked = next(a for a in answers if a.chosen)
-    why = "the widest installed base" if default == wanted else f"CUDA {wanted}, the widest installed base, has no set for this machine and spec"
-    note = (
-        f"the driver is unknown, and it decides which CUDA major loads: this answer assumes a driver >= "
-        f"{picked.driver_min} (CUDA {default}, {why}); give --driver to answer for yours "
-        "(the newest set per driver floor is listed with the answer)"
-    )
     needs = rules.gpu_driver_needs(matrices, machine)
     return chosen._replace(
         machine=machine,
-        notes=(note, *chosen.notes),
         by_driver_floor=tuple(answers),
         warnings=tuple(dict.fromkeys((*machine.warnings, *needs, *chosen.warnings))),
     )

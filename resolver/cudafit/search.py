@@ -17,7 +17,7 @@ from typing import Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudafit import explain, pins
+from cudafit import pins
 from cudafit.answers import Candidate, Clash, Rejection
 from cudafit.records import Policy
 
@@ -155,11 +155,10 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
                                 a.version,
                                 a.tag,
                                 "joint",
-                                "fits no "
-                                + domains[j][0].family
-                                + " build that runs here, e.g. "
-                                + (explain.word_clash(example, name_a=False) if example else "no fit"),
+                                "",  # worded by explain.worded, from `against` and `clash`
                                 cause=example.kind if example else "",
+                                against=domains[j][0].family,
+                                clash=example,
                             )
                         )
                         changed = True

@@ -1,5 +1,6 @@
-"""The solver: a pure function of (data, machine, request) that returns an answer with reasons or a
-failure with causes. No I/O, no printing.
+"""The solver: a pure function of (data, machine, request) that returns an answer or a failure as
+values: the chosen builds, every rejection and clash, and the request they answer. No I/O, no
+printing, no words: explain.py words the result (answer.py does both, for every command).
 
 Each framework family (a provider in cudafit.frameworks; this module names none) offers its runnable
 builds best first, with a rejection for every build it ruled out. The joint step (search.py) keeps
@@ -16,23 +17,18 @@ from typing import Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit import explain, pins, rules
-from cudafit.answers import CPU_BESIDE_GPU, DRIVER_NOT_GIVEN, GPU_NOT_GIVEN, BuildClash, Candidate, Rejection, Resolution
-from cudafit.errors import InputError
-from cudafit.floors import per_driver_floor
-from cudafit.frameworks import BY_FAMILY, BY_MEMBER, KNOWN, release_of
+from cudafit import pins, rules
+from cudafit.answers import CPU_BESIDE_GPU, DRIVER_NOT_GIVEN, GPU_NOT_GIVEN, BuildClash, Candidate, Rejection, Request, Resolution
+from cudafit.frameworks import BY_FAMILY, release_of
 from cudafit.records import Machine, Matrices, Policy
 from cudafit.search import arc_consistent, conflict, search_in_order
 from cudafit.specs import parse_specs
 
 
-def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
-    if not machine.driver_known and machine.os != "macos" and not policy.cpu:
-        return per_driver_floor(specs, machine, matrices, policy, _resolve)
-    return _resolve(specs, machine, matrices, policy)
-
-
-def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    """The answer as values, for a machine whose driver is known or known absent (floors.py asks
+    once per driver floor otherwise): the chosen builds, the rejections, the clashes, and the
+    request they answer; explain.worded words it (answer.resolve does both)."""
     families, extras = parse_specs(specs, machine, matrices)
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []
@@ -52,14 +48,14 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
     if chosen is None:
         versions = {family: [str(r.version) for r in BY_FAMILY[family].releases(matrices)] for family in families}
         # "ask for it with --cpu" only where --cpu answers: a library with CUDA builds only would not.
-        cpu_helps = any(r.cause == CPU_BESIDE_GPU for r in rejections) and not policy.cpu and _resolve(specs, machine, matrices, policy._replace(cpu=True)).ok
+        cpu_helps = any(r.cause == CPU_BESIDE_GPU for r in rejections) and not policy.cpu and solve(specs, machine, matrices, policy._replace(cpu=True)).ok
         return Resolution(
             ok=False,
             machine=machine,
             warnings=tuple(machine_problems),
-            conflicts=tuple(explain.conflicts(families, offered, rejections, versions, policy.cpu or not cpu_helps, machine.python)),
             rejections=tuple(rejections),
             offered=tuple(tuple(c) for _f, c in offered),
+            request=Request(families, versions, policy.cpu or not cpu_helps),
         )
     # Every runnable build that cannot join the chosen set, and why: kept as values, so notes and
     # --why word them without solving again.
@@ -69,31 +65,22 @@ def _resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Pol
             found = next((x for x in (conflict(c, o, policy) for o in chosen if o.family != c.family) if x), None)
             if found is not None:
                 clashes.append(BuildClash(c.family, c.version, c.tag, found))
-    clash_of = {(b.family, b.version, b.tag): b.clash for b in clashes}
-    notes: list[str] = []
     warnings: list[str] = list(machine_problems)
     for candidate in chosen:
-        offered_here = next(c for f, c in offered if f == candidate.family)
-        members = sorted(families[candidate.family].items(), key=lambda item: item[0] != candidate.family)
-        spec_text = ", ".join(f"{n}{s}" if str(s) else n for n, s in members)
-        notes += explain.notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
         warnings.extend(candidate.warnings)
-    warnings.extend(explain.joint_evidence(chosen))
     shared = pins.combined([c.pins for c in chosen])
     shared.update(_required_builds(chosen))
-    if shared:
-        notes.append("pins shared between frameworks, emitted so pip keeps one version: " + ", ".join(f"{d}{s}" for d, s in sorted(shared.items())))
     return Resolution(
         ok=True,
         machine=machine,
         candidates=tuple(chosen),
-        notes=tuple(notes),
         warnings=tuple(dict.fromkeys(warnings)),
         rejections=tuple(rejections),
         shared_pins=shared,
         offered=tuple(tuple(c) for _f, c in offered),
         clashes=tuple(clashes),
         pythons=_pythons(chosen, machine, matrices),
+        request=Request(families, {}, policy.cpu),
     )
 
 
@@ -175,32 +162,3 @@ def _pythons(chosen: list[Candidate], machine: Machine, matrices: Matrices) -> f
             mine = release.pythons(machine.platform)
             common = mine if common is None else common & mine
     return common or frozenset()
-
-
-def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]:
-    """Why `name==version` is not part of the answer: its own rejections, its conflicts with the
-    chosen builds, or the preference that put another build first."""
-    from packaging.utils import canonicalize_name
-
-    name, sep, text = name_version.partition("==")
-    name = canonicalize_name(name.strip())
-    if not sep or name not in BY_MEMBER:
-        raise InputError(f"expected NAME==VERSION with NAME one of {KNOWN}", field="why", value=name_version)
-    try:
-        version = Version(text.strip())
-    except InvalidVersion:
-        raise InputError(f"{text!r} is not a version", field="why", value=name_version) from None
-    family = BY_MEMBER[name].FAMILY
-    # A local label names one build (NAME==2.14.1+cu126); the release is its public version.
-    tag = version.local
-    version = Version(version.public)
-    if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
-        raise InputError(f"{family} is not among the specs resolved", field="why", value=name_version)
-    # A member's version (a companion package's) names the family release(s) it pairs with.
-    versions = BY_MEMBER[name].pairs(name, version, matrices)
-    if not versions:
-        return [f"{name} {version} pairs with no {family} release in cudafit's data"]
-    lines = []
-    for v in versions:
-        lines += explain.why_not(family, v, res, tag)
-    return lines

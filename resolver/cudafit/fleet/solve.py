@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional
 from packaging.version import Version
 
 from cudafit import rules
+from cudafit.answer import resolve
 from cudafit.answers import Candidate, Resolution
 from cudafit.errors import InputError
 from cudafit.fleet.classes import NodeClass
@@ -17,7 +18,6 @@ from cudafit.fleet.node import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Machine, Matrices, Policy, cc_str
-from cudafit.solve import resolve
 
 Key = tuple[str, str, str]  # (family, version, tag)
 BLOCKING_SHARE = 0.25  # at most this share of the nodes may be asked to change for a better answer

@@ -1,0 +1,55 @@
+"""The answer every command and the API give: the solver's values (solve.py, search.py,
+floors.py: no words) worded by explain.py. The solver stays free of sentences, and every caller
+gets the same words for the same answer."""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+from cudafit import explain
+from cudafit.answers import Resolution
+from cudafit.errors import InputError
+from cudafit.floors import per_driver_floor
+from cudafit.frameworks import BY_MEMBER, KNOWN
+from cudafit.records import Machine, Matrices, Policy
+from cudafit.solve import solve
+
+
+def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    """The best consistent set for `specs` on `machine`, with its reasons, or why none exists."""
+    if not machine.driver_known and machine.os != "macos" and not policy.cpu:
+        return explain.floor_note(per_driver_floor(specs, machine, matrices, policy, _worded), matrices.unknown_driver_major)
+    return _worded(specs, machine, matrices, policy)
+
+
+def _worded(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
+    return explain.worded(solve(specs, machine, matrices, policy))
+
+
+def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]:
+    """Why `name==version` is not part of the answer: its own rejections, its conflicts with the
+    chosen builds, or the preference that put another build first."""
+    from packaging.utils import canonicalize_name
+
+    name, sep, text = name_version.partition("==")
+    name = canonicalize_name(name.strip())
+    if not sep or name not in BY_MEMBER:
+        raise InputError(f"expected NAME==VERSION with NAME one of {KNOWN}", field="why", value=name_version)
+    try:
+        version = Version(text.strip())
+    except InvalidVersion:
+        raise InputError(f"{text!r} is not a version", field="why", value=name_version) from None
+    family = BY_MEMBER[name].FAMILY
+    # A local label names one build (NAME==2.14.1+cu126); the release is its public version.
+    tag = version.local
+    version = Version(version.public)
+    if not any(c.family == family for cs in res.offered for c in cs) and not any(r.family == family for r in res.rejections):
+        raise InputError(f"{family} is not among the specs resolved", field="why", value=name_version)
+    # A member's version (a companion package's) names the family release(s) it pairs with.
+    versions = BY_MEMBER[name].pairs(name, version, matrices)
+    if not versions:
+        return [f"{name} {version} pairs with no {family} release in cudafit's data"]
+    lines = []
+    for v in versions:
+        lines += explain.why_not(family, v, res, tag)
+    return lines
