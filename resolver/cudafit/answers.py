@@ -123,6 +123,21 @@ class Candidate(NamedTuple):
         return self.label
 
 
+class Conflict(NamedTuple):
+    """One cause of a failure, as explain.py words it: the constraint that decided (driver,
+    compute-capability, joint, python, spec, data, hint, ...), what it is about ("torch
+    2.15.0+cu130, 2.14.1+cu132"; "" for the whole request) and the reason."""
+
+    constraint: str
+    subject: str
+    reason: str
+
+    @property
+    def worded(self) -> str:
+        """The line `resolve` prints: "driver: torch 2.15.0+cu130: driver 535 < 580 (...)"."""
+        return ": ".join(part for part in (self.constraint, self.subject, self.reason) if part)
+
+
 class FloorAnswer(NamedTuple):
     """With the driver unknown: the best set for drivers from one CUDA major's floor up."""
 
@@ -130,8 +145,9 @@ class FloorAnswer(NamedTuple):
     driver_min: str  # the floor, raised to what the GPUs' architecture needs
     ok: bool
     requirements: tuple[str, ...]
-    cause: str = ""  # why nothing runs there (the first conflict)
+    cause: str = ""  # why nothing runs there (the first conflict, worded)
     chosen: bool = False  # the row the answer is for
+    reason: str = ""  # the cause's reason alone (what the per-floor table shows)
 
 
 class Request(NamedTuple):
@@ -150,7 +166,7 @@ class Resolution(NamedTuple):
     candidates: tuple[Candidate, ...] = ()
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-    conflicts: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()  # the causes of a failure, worded (Conflict.worded), cause first
     rejections: tuple[Rejection, ...] = ()
     shared_pins: dict[str, str] = {}  # nvidia-* versions every chosen build allows; emitted as pins
     offered: tuple[tuple[Candidate, ...], ...] = ()  # every family's runnable builds, best first
@@ -158,6 +174,7 @@ class Resolution(NamedTuple):
     clashes: tuple[BuildClash, ...] = ()  # every offered build that clashes with the chosen set
     pythons: frozenset[str] = frozenset()  # the Pythons every chosen release has wheels for here ("3.12")
     request: Optional[Request] = None  # what was asked (explain.worded words the answer from it)
+    causes: tuple[Conflict, ...] = ()  # a failure's conflicts as values (conflicts holds their words)
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

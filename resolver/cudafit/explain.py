@@ -9,7 +9,7 @@ from typing import Optional
 from packaging.version import Version
 
 from cudafit import evidence
-from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Rejection, Resolution
+from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Conflict, Rejection, Resolution
 
 
 def word_clash(clash: Clash, *, name_a: bool = True) -> str:
@@ -167,10 +167,10 @@ def conflicts(
     versions: dict[str, list[str]],
     cpu_asked: bool,
     python_version: Optional[str] = None,
-) -> list[str]:
+) -> list[Conflict]:
     """Why no consistent set exists, cause first, per family. `versions` lists each family's
     releases in the data, newest first."""
-    out = []
+    out: list[Conflict] = []
     for family, candidates in offered:
         specs = families[family]
         mine = [r for r in rejections if r.family == family]
@@ -178,17 +178,17 @@ def conflicts(
             continue
         known = versions.get(family, [])
         if not known:
-            out.append(f"data: cudafit's data has no {family} releases")
+            out.append(Conflict("data", "", f"cudafit's data has no {family} releases"))
             continue
         if not candidates and mine and all(r.cause == VERSION_SPEC for r in mine):
             shown = " ".join(f"{n}{s}" for n, s in specs.items() if str(s))
-            out.append(f"spec: no {family} release in cudafit's data ({known[-1]} to {known[0]}) satisfies {shown}")
+            out.append(Conflict("spec", "", f"no {family} release in cudafit's data ({known[-1]} to {known[0]}) satisfies {shown}"))
             continue
         named_away = [r for r in mine if r.constraint == "spec" and r.tag is not None]
         if not candidates and named_away and all(r.constraint == "spec" for r in mine):
             # Every build of the matching releases was a different one than the local label named.
             builds = sorted({r.build for r in named_away})
-            out.append(f"spec: the spec names a build cudafit's data does not have for this platform; it has {compact(builds)}")
+            out.append(Conflict("spec", "", f"the spec names a build cudafit's data does not have for this platform; it has {compact(builds)}"))
             continue
         # Requested-away releases and builds for other accelerators explain nothing here, unless
         # nothing else does (a CUDA extra asked for on a machine without a driver, say).
@@ -210,23 +210,23 @@ def conflicts(
         pairing = {(r.constraint, r.reason) for r in telling if r.cause == "cuda-range"}
         ordered = sorted(grouped.items(), key=lambda item: (_CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)), item[0] in pairing))
         for (constraint, reason), subjects in ordered:
-            out.append(f"{constraint}: {family} {compact(subjects)}: {reason}")
+            out.append(Conflict(constraint, f"{family} {compact(subjects)}", reason))
         python = [r for r in telling if r.constraint == "python"]
         if python and not ordered:
             # Python is the cause itself: say which Pythons each release has.
             by_reason: dict[str, list[str]] = {}
             for r in python:
                 by_reason.setdefault(r.reason, []).append(r.build)
-            out += [f"python: {family} {compact(builds)}: {reason}" for reason, builds in by_reason.items()]
+            out += [Conflict("python", f"{family} {compact(builds)}", reason) for reason, builds in by_reason.items()]
         elif python:
             releases_hit = sorted({r.version for r in python})
             span = str(releases_hit[0]) if len(releases_hit) == 1 else f"{releases_hit[0]} to {releases_hit[-1]}"
             target = f"Python {python_version}" if python_version else "this Python"
-            out.append(f"python: {family} {span} ({len(python)} builds): no wheel for {target}")
+            out.append(Conflict("python", f"{family} {span} ({len(python)} builds)", f"no wheel for {target}"))
         if not cpu_asked and any(r.cause == CPU_BESIDE_GPU for r in mine):
-            out.append(f"hint: a CPU-only {family} build exists for this machine: ask for it with --cpu")
+            out.append(Conflict("hint", "", f"a CPU-only {family} build exists for this machine: ask for it with --cpu"))
     if not out:
-        out.append("no combination of the frameworks' builds can share one environment")
+        out.append(Conflict("", "", "no combination of the frameworks' builds can share one environment"))
     return out
 
 
@@ -261,8 +261,8 @@ def worded(res: Resolution) -> Resolution:
     order = list(request.families)
     if not res.ok:
         offered = [(family, list(res.offered[i])) for i, family in enumerate(order)]
-        words = conflicts(request.families, offered, rejections, request.versions, request.cpu_asked, res.machine.python)
-        return res._replace(rejections=tuple(rejections), conflicts=tuple(words))
+        causes = conflicts(request.families, offered, rejections, request.versions, request.cpu_asked, res.machine.python)
+        return res._replace(rejections=tuple(rejections), causes=tuple(causes), conflicts=tuple(c.worded for c in causes))
     chosen = list(res.candidates)
     clash_of = {(b.family, b.version, b.tag): b.clash for b in res.clashes}
     lines: list[str] = []

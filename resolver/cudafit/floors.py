@@ -47,11 +47,19 @@ def per_driver_floor(
         above = floors.get(major + 1)
         if above is not None and driver_key(driver) >= driver_key(above):
             # The GPUs need a driver that already loads the next major: no driver runs this row.
-            answers.append(FloorAnswer(major, floor, False, (), f"the GPUs need a driver >= {need}, which is past the CUDA {major} range (< {above})"))
+            past = f"the GPUs need a driver >= {need}, which is past the CUDA {major} range (< {above})"
+            answers.append(FloorAnswer(major, floor, False, (), past, reason=past))
             continue
         res = resolve_for(specs, machine._replace(driver=driver, driver_known=True), matrices, policy)
         answers.append(
-            FloorAnswer(major, driver, res.ok, tuple(p.requirement for p in res.packages), "" if res.ok else (res.conflicts[0] if res.conflicts else ""))
+            FloorAnswer(
+                major,
+                driver,
+                res.ok,
+                tuple(p.requirement for p in res.packages),
+                "" if res.ok else (res.conflicts[0] if res.conflicts else ""),
+                reason="" if res.ok or not res.causes else res.causes[0].reason,
+            )
         )
         results[major] = res
     if not results:

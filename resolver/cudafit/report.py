@@ -77,8 +77,7 @@ def floors_text(res: Resolution) -> list[str]:
     width = max(len(a.driver_min) for a in res.by_driver_floor)
     lines = ["driver unknown: the newest set per driver floor (give --driver to pick):"]
     for a in res.by_driver_floor:
-        # A row's cause is a whole conflict line; its last part is the reason.
-        what = ", ".join(a.requirements) if a.ok else f"none: {a.cause.rsplit(': ', 1)[-1]}"
+        what = ", ".join(a.requirements) if a.ok else f"none: {a.reason}"
         mark = "  (this answer)" if a.chosen else ""
         lines.append(f"  driver >= {a.driver_min:<{width}}  CUDA {a.cuda_major}  {what}{mark}")
     return lines

@@ -123,13 +123,11 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
                 continue
-            # The solver's words, without what only `resolve` offers (its --mixed-cuda) or names (its "joint:" step).
-            cause = (
-                (res.conflicts[0] if res.conflicts else "no consistent set")
-                .removeprefix("joint: ")
-                .replace(" (allow it with --mixed-cuda)", "")
-                .replace(" (ask for it with --cpu)", "")
-            )
+            # The solver's words, without the name of its joint step, and without what only
+            # `resolve` offers (its --mixed-cuda, --cpu)
+            first = res.causes[0] if res.causes else None
+            said = "no consistent set" if first is None else first.worded if first.constraint != "joint" else f"{first.subject}: {first.reason}"
+            cause = said.replace(" (allow it with --mixed-cuda)", "").replace(" (ask for it with --cpu)", "")
             # The finding points at the framework that has no build left, not the set's first line.
             offered = {c.family for builds in res.offered for c in builds}
             anchor = next((p.span for p in members if pin_family(p) not in offered), members[0].span)
