@@ -195,6 +195,8 @@ def test_inspect_and_diagnose_read_an_environment(tmp_path, monkeypatch):
     report = cudafit.diagnose(env.prefix, machine)
     assert not report.ok and report.findings[0].severity == "error"
     assert any(f.commands for f in report.findings)  # the fix, as doctor prints it
+    assert report.fix is not None and report.fix.packages[0].requirement.startswith("torch==2.9.0+cu")  # and as a Plan
+    assert report.fix.commands("pip", python="/env/bin/python")[0][:4] == ["/env/bin/python", "-m", "pip", "install"]
 
 
 def test_check_paths_is_check_json():
@@ -271,7 +273,7 @@ SURFACE = {
     "Environment": ["prefix", "python", "builds", "libraries", "distributions", "problems"],
     "InstalledBuild": ["family", "dist", "version", "kind", "cuda", "cudnn"],
     "Finding": ["code", "severity", "message", "fix", "commands", "path", "line", "col", "environments"],
-    "Report": ["ok", "findings", "machine", "errors", "files"],
+    "Report": ["ok", "findings", "machine", "errors", "files", "fix"],
     "Plan": ["machine", "packages", "cuda", "cudnn", "pins", "reasons", "notes", "warnings", "_resolution"],
 }
 

@@ -20,8 +20,8 @@ _PUBLIC = {
     "diagnose": "cudafit.api",
     "check_paths": "cudafit.api",
     "install": "cudafit.api",
-    "Plan": "cudafit.api",
-    "NoSolution": "cudafit.api",
+    "Plan": "cudafit.api_records",
+    "NoSolution": "cudafit.api_records",
     "InputError": "cudafit.errors",
     "CudafitError": "cudafit.errors",
     "Machine": "cudafit.api_records",
@@ -39,8 +39,6 @@ _PUBLIC = {
 __all__ = ["__version__", *_PUBLIC]
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ loads each name
-    from cudafit.api import NoSolution as NoSolution
-    from cudafit.api import Plan as Plan
     from cudafit.api import check_paths as check_paths
     from cudafit.api import describe as describe
     from cudafit.api import detect as detect
@@ -55,7 +53,9 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from cudafit.api_records import Gpu as Gpu
     from cudafit.api_records import InstalledBuild as InstalledBuild
     from cudafit.api_records import Machine as Machine
+    from cudafit.api_records import NoSolution as NoSolution
     from cudafit.api_records import Package as Package
+    from cudafit.api_records import Plan as Plan
     from cudafit.api_records import Report as Report
     from cudafit.errors import CudafitError as CudafitError
     from cudafit.errors import InputError as InputError

@@ -8,78 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union, cast
 
 from cudafit import answers, records
-from cudafit.api_records import Cause, Environment, Finding, InstalledBuild, Installer, Machine, Package, Report, Severity
-from cudafit.errors import CudafitError, InputError
+from cudafit.api_records import Environment, Finding, InstalledBuild, Installer, Machine, NoSolution, Plan, Report, Severity
+from cudafit.errors import InputError
 
 __all__ = ["NoSolution", "Plan", "check_paths", "describe", "detect", "diagnose", "inspect", "install", "resolve"]
-
-FORMATS = ("pip", "uv", "uv-project", "requirements", "conda", "environment.yml")  # Plan.render; the same as resolve --format
-
-
-class NoSolution(CudafitError):
-    """No consistent set runs on the machine: `causes` (every build ruled out, and why),
-    `conflicts` (the deciding ones, in words), and `to_dict()` as `cudafit resolve --json` prints it."""
-
-    exit_code = 1
-
-    def __init__(self, resolution: answers.Resolution) -> None:
-        self._resolution = resolution
-        self.causes: tuple[Cause, ...] = tuple(Cause.from_rejection(r) for r in resolution.rejections if r.constraint != "spec")
-        self.conflicts: tuple[str, ...] = resolution.conflicts
-        self.machine = Machine.from_record(resolution.machine)
-        super().__init__("; ".join(resolution.conflicts) or "no consistent set of builds runs on this machine")
-
-    def to_dict(self) -> dict[str, Any]:
-        from cudafit.report import resolution_json
-
-        return resolution_json(self._resolution)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The chosen set for a machine: its packages, the CUDA and cuDNN it ends up with, the pins it
-    holds the nvidia-* wheels at, and why each build was chosen."""
-
-    machine: Machine
-    packages: tuple[Package, ...]
-    cuda: Optional[str]
-    cudnn: Optional[str]
-    pins: dict[str, str]  # nvidia-* distribution -> specifier every chosen build allows
-    reasons: tuple[str, ...]  # why each build, in words
-    notes: tuple[str, ...]
-    warnings: tuple[str, ...]
-    _resolution: answers.Resolution = field(repr=False, compare=False)
-
-    def commands(self, installer: Installer = "pip", *, python: Optional[str] = None) -> list[list[str]]:
-        """The install commands as argument lists (never shell strings), to run in order: pip as
-        `python -m pip` (`python`: the environment's interpreter, default "python"), uv as
-        `uv pip install` (with `--python` where given), conda: the conda route where the set has one
-        (TensorFlow's CUDA runtime), then pip for the rest."""
-        from cudafit.installer import commands
-
-        if installer not in ("pip", "uv", "conda"):
-            raise InputError("expected pip, uv or conda", field="installer", value=installer)
-        return commands(self._resolution, installer="uv" if installer == "uv" else "pip", python=python, conda="conda" if installer == "conda" else None)
-
-    def render(self, format: str, *, name: str = "cudafit", existing: Optional[str] = None) -> str:
-        """The text `cudafit resolve --format FORMAT` prints (`name`: the environment or project
-        name of conda and uv-project output; `existing`: a pyproject.toml's text to merge into)."""
-        from cudafit.emit import EmitOptions, render
-
-        if format not in FORMATS:
-            raise InputError(f"expected one of {', '.join(FORMATS)}", field="format", value=format)
-        return render(format, self._resolution, EmitOptions(env_name=name, existing=existing))
-
-    def to_dict(self) -> dict[str, Any]:
-        """What `cudafit resolve --json` prints for the same request: the same keys, the same values."""
-        from cudafit.report import resolution_json
-
-        return resolution_json(self._resolution)
 
 
 _LOADED: dict[tuple[Optional[str], Optional[Path]], records.Matrices] = {}
@@ -163,20 +99,7 @@ def resolve(
     res = _solve(specs, machine, records.Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
     if not res.ok:
         raise NoSolution(res)
-    from cudafit.emit import stack_versions
-
-    cuda, cudnn = stack_versions(res)
-    return Plan(
-        machine=Machine.from_record(res.machine),
-        packages=tuple(Package.from_pin(p, c) for c in res.candidates for p in c.packages),
-        cuda=cuda,
-        cudnn=cudnn,
-        pins=dict(sorted(res.shared_pins.items())),
-        reasons=tuple(line for c in res.candidates for line in c.why),
-        notes=res.notes,
-        warnings=res.warnings,
-        _resolution=res,
-    )
+    return Plan.from_resolution(res)
 
 
 def _installed(b: Any) -> InstalledBuild:
@@ -223,7 +146,9 @@ def diagnose(env: Union[str, Path, None] = None, machine: Optional[Machine] = No
         record = machine.to_record()._replace(python=environment.python or machine.python)
     report = run_doctor(environment, record, matrices, environ=dict(os.environ), toolkits=find_toolkits(os.environ))
     findings = tuple(Finding(code=f.code, severity=cast(Severity, f.severity), message=f.message, fix=f.fix, commands=f.commands) for f in report.findings)
-    return Report(ok=report.ok, findings=findings, machine=Machine.from_record(report.machine))
+    repaired = report.repair.solve()[0] if report.repair is not None and any(f.commands for f in report.findings) else None
+    fix = Plan.from_resolution(repaired) if repaired is not None else None
+    return Report(ok=report.ok, findings=findings, machine=Machine.from_record(report.machine), fix=fix)
 
 
 def check_paths(

@@ -22,6 +22,7 @@ class Report(NamedTuple):
     machine: Machine
     env: Environment
     findings: tuple[Finding, ...]
+    repair: Optional[Repair] = None  # the set that fixes the environment, solved when a finding asks for it
     observed: tuple = ()  # probe.Observed, with --import
 
     @property
@@ -66,7 +67,7 @@ def diagnose(
         for item in check(ctx):
             if item not in found:
                 found.append(item)
-    return Report(machine, env, tuple(found))
+    return Report(machine, env, tuple(found), repair=ctx.repair)
 
 
 def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None) -> Report:
