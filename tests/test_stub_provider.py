@@ -71,7 +71,12 @@ def cudafit(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_copy_knows_the_stub(tree: Path) -> None:
     result = cudafit(tree, "data", "check", "--dir", str(tree / "matrices"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0 and f"{STUB}" in result.stdout, result.stderr
+    status = cudafit(tree, "data", "status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["newest"][STUB] == "1.31.1", status.stdout
+    (tree / "bundles").mkdir(exist_ok=True)
+    bundle = cudafit(tree, "data", "bundle", "--dir", str(tree / "matrices"), "-o", str(tree / "bundles") + "/")
+    assert bundle.returncode == 0 and any((tree / "bundles").iterdir()), bundle.stderr
 
 
 def test_resolve_answers_the_stub_in_every_form(tree: Path) -> None:
