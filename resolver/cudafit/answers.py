@@ -66,6 +66,9 @@ class Rejection(NamedTuple):
     # (explain.py words its reason from them)
     against: str = ""
     clash: Optional[Clash] = None
+    # What only the command line offers to take this build anyway ("ask for it with --cpu"):
+    # shown after the reason where commands print it, left out where it means nothing (check, the API)
+    advice: str = ""
 
     @property
     def build(self) -> str:
@@ -131,11 +134,12 @@ class Conflict(NamedTuple):
     constraint: str
     subject: str
     reason: str
+    advice: str = ""  # what only the command line offers (an option), as Rejection.advice
 
     @property
     def worded(self) -> str:
         """The line `resolve` prints: "driver: torch 2.15.0+cu130: driver 535 < 580 (...)"."""
-        return ": ".join(part for part in (self.constraint, self.subject, self.reason) if part)
+        return ": ".join(part for part in (self.constraint, self.subject, self.reason) if part) + (f" ({self.advice})" if self.advice else "")
 
 
 class FloorAnswer(NamedTuple):

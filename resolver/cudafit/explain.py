@@ -11,10 +11,14 @@ from packaging.version import Version
 from cudafit import evidence
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Conflict, Rejection, Resolution
 
+MIXED_CUDA = "allow it with --mixed-cuda"
+CPU = "ask for it with --cpu"
 
-def word_clash(clash: Clash, *, name_a: bool = True) -> str:
+
+def word_clash(clash: Clash, *, name_a: bool = True, advice: bool = True) -> str:
     """The clash as one sentence. With name_a False it names only the second build, so that the
-    reasons of many builds against one chosen build read (and group) alike."""
+    reasons of many builds against one chosen build read (and group) alike; with advice False it
+    leaves out the command-line option that would allow it."""
     la = f" ({clash.a})" if name_a else ""
     if clash.kind == "cuda-major" and clash.dist and "cpu" in (clash.a_value, clash.b_value):
         side = {"cpu": "a CPU build"}
@@ -25,7 +29,7 @@ def word_clash(clash: Clash, *, name_a: bool = True) -> str:
     if clash.kind == "cuda-major" and clash.dist:
         return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}): a build made against {clash.dist} runs on its CUDA major only"
     if clash.kind == "cuda-major":
-        return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment (allow it with --mixed-cuda)"
+        return f"CUDA {clash.a_value}{la} and CUDA {clash.b_value} ({clash.b}) in one environment" + (f" ({MIXED_CUDA})" if advice else "")
     if clash.kind == "cuda-range":
         # unknown_is_a: a is the library made against b's distribution
         library, other = (clash.a if name_a else "this build", clash.b) if clash.unknown_is_a else (clash.b, clash.a if name_a else "this build")
@@ -102,17 +106,17 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
     if chosen:
         return [f"{chosen[0].shown} is part of the answer" + facts(chosen[0])]
     lines = [
-        f"{r.subject}: {r.reason}" + (f"; {r.evidence}" if r.evidence else "")
+        f"{r.subject}: {said(r)}" + (f"; {r.evidence}" if r.evidence else "")
         for r in res.rejections
         if r.family == family and r.version == version and named(r.tag)
     ]
     joint = {(r.version, r.tag): r.reason for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
         clash = clash_of.get((build.family, build.version, build.tag))
-        said = joint.get((build.version, build.tag))
-        if clash and not (said and word_clash(clash, name_a=False) in said):
+        rejected_for = joint.get((build.version, build.tag))
+        if clash and not (rejected_for and word_clash(clash, name_a=False, advice=False) in rejected_for):
             lines.append(f"{build.label}: {word_clash(clash)}")
-        elif said is not None:
+        elif rejected_for is not None:
             continue  # its joint rejection, listed above, says why
         elif res.ok:
             winner = next((c for c in res.candidates if c.family == family), None)
@@ -147,7 +151,7 @@ def ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
         # Requested-away releases, and builds for other accelerators, were never in the running.
         if r.family != winner.family or r.constraint in ("spec", "accelerator") or r.version < winner.version:
             continue
-        grouped.setdefault(r.reason, []).append(r.build)
+        grouped.setdefault(said(r), []).append(r.build)
     return [f"ruled out {winner.family} {compact(builds)}: {reason}" for reason, builds in grouped.items()]
 
 
@@ -201,16 +205,16 @@ def conflicts(
         # The cause first: what rules out the newest builds on this machine (driver, platform, GPU
         # code, a pin shared with another framework); Python gaps of older releases are noise
         # next to it, so they come last, folded into one line.
-        grouped: dict[tuple[str, str], list[str]] = {}
+        grouped: dict[tuple[str, str, str], list[str]] = {}
         for r in telling:
             if r.constraint != "python":
-                grouped.setdefault((r.constraint, r.reason), []).append(r.build)
+                grouped.setdefault((r.constraint, r.reason, r.advice), []).append(r.build)
         # A library build that stands for other CUDA versions of its framework (bitsandbytes'
         # per-version libraries) says least: the one that pairs, and why it fails, comes first.
-        pairing = {(r.constraint, r.reason) for r in telling if r.cause == "cuda-range"}
+        pairing = {(r.constraint, r.reason, r.advice) for r in telling if r.cause == "cuda-range"}
         ordered = sorted(grouped.items(), key=lambda item: (_CAUSE_ORDER.get(item[0][0], len(_CAUSE_ORDER)), item[0] in pairing))
-        for (constraint, reason), subjects in ordered:
-            out.append(Conflict(constraint, f"{family} {compact(subjects)}", reason))
+        for (constraint, reason, advice), subjects in ordered:
+            out.append(Conflict(constraint, f"{family} {compact(subjects)}", reason, advice))
         python = [r for r in telling if r.constraint == "python"]
         if python and not ordered:
             # Python is the cause itself: say which Pythons each release has.
@@ -257,7 +261,7 @@ def worded(res: Resolution) -> Resolution:
     request = res.request
     if request is None:
         return res
-    rejections = [_joint_reason(r) if r.constraint == "joint" and not r.reason else r for r in res.rejections]
+    rejections = [_advised(_joint_reason(r) if r.constraint == "joint" and not r.reason else r) for r in res.rejections]
     order = list(request.families)
     if not res.ok:
         offered = [(family, list(res.offered[i])) for i, family in enumerate(order)]
@@ -278,8 +282,19 @@ def worded(res: Resolution) -> Resolution:
 
 
 def _joint_reason(r: Rejection) -> Rejection:
-    example = word_clash(r.clash, name_a=False) if r.clash is not None else "no fit"
-    return r._replace(reason=f"fits no {r.against} build that runs here, e.g. {example}")
+    example = word_clash(r.clash, name_a=False, advice=False) if r.clash is not None else "no fit"
+    allows = r.clash is not None and r.clash.kind == "cuda-major" and not r.clash.dist
+    return r._replace(reason=f"fits no {r.against} build that runs here, e.g. {example}", advice=MIXED_CUDA if allows else "")
+
+
+def _advised(r: Rejection) -> Rejection:
+    """A CPU build passed over beside a GPU: --cpu would take it."""
+    return r._replace(advice=CPU) if r.cause == CPU_BESIDE_GPU and not r.advice else r
+
+
+def said(r: Rejection) -> str:
+    """A rejection's reason as a command prints it: with the option that would take it anyway."""
+    return r.reason + (f" ({r.advice})" if r.advice else "")
 
 
 def floor_note(res: Resolution, default_major: int) -> Resolution:

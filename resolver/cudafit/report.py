@@ -5,6 +5,7 @@ from __future__ import annotations
 from cudafit.answers import Candidate, Resolution
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
+from cudafit.explain import said
 from cudafit.machine import machine_json
 from cudafit.records import SCHEMA_VERSION, Machine
 
@@ -19,7 +20,7 @@ def resolution_json(res: Resolution) -> dict:
             "conflicts": list(res.conflicts),
             "warnings": list(res.warnings),
             **_floors_json(res),
-            "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": r.reason} for r in res.rejections if r.constraint != "spec"],
+            "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": said(r)} for r in res.rejections if r.constraint != "spec"],
         }
     cuda, cudnn = stack_versions(res)
     return {

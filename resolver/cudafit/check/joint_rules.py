@@ -124,10 +124,10 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
                 out += _nvidia_pins(doc, res, group)
                 continue
             # The solver's words, without the name of its joint step, and without what only
-            # `resolve` offers (its --mixed-cuda, --cpu)
+            # `resolve` offers (its --mixed-cuda, --cpu: the conflict's advice)
             first = res.causes[0] if res.causes else None
-            said = "no consistent set" if first is None else first.worded if first.constraint != "joint" else f"{first.subject}: {first.reason}"
-            cause = said.replace(" (allow it with --mixed-cuda)", "").replace(" (ask for it with --cpu)", "")
+            parts = () if first is None else (first.constraint if first.constraint != "joint" else "", first.subject, first.reason)
+            cause = ": ".join(p for p in parts if p) or "no consistent set"
             # The finding points at the framework that has no build left, not the set's first line.
             offered = {c.family for builds in res.offered for c in builds}
             anchor = next((p.span for p in members if pin_family(p) not in offered), members[0].span)

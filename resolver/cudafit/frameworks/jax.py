@@ -112,7 +112,7 @@ def candidates(
             if usable and not policy.cpu and machine.os == "windows":
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
             elif usable and not policy.cpu:
-                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU", "cpu", cause=CPU_BESIDE_GPU)
             else:
                 ranked.append(((0, age, 0), _candidate(release, None, "cpu", ("CPU build",), (), {}, True)))
             continue

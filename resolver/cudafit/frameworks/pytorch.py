@@ -210,7 +210,7 @@ def _judge(
     if variant.kind == "cpu":
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
         if rules.gpu_usable(machine) and not policy.cpu:
-            return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU (ask for it with --cpu)", cause=CPU_BESIDE_GPU)
+            return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU", cause=CPU_BESIDE_GPU)
         if on_mac:
             cpu_why = (
                 "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"

@@ -91,7 +91,7 @@ def candidates(
             continue
         if cpu or not usable:
             if usable and not cpu:
-                reject("accelerator", "CPU build on a machine with an NVIDIA GPU (ask for it with --cpu)", "cpu", cause=CPU_BESIDE_GPU)
+                reject("accelerator", "CPU build on a machine with an NVIDIA GPU", "cpu", cause=CPU_BESIDE_GPU)
                 continue
             ranked.append(((0, age), _cpu(release, machine, "tensorflow-cpu" in specs)))
             continue
