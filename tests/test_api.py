@@ -315,3 +315,42 @@ def test_records_are_frozen_and_built_with_keywords():
 
 def test_the_package_is_typed():
     assert (ROOT / "resolver" / "cudafit" / "py.typed").is_file()
+
+
+@pytest.mark.parametrize(
+    "call,field",
+    [
+        (lambda: cudafit.describe(**{**LINUX, "driver": 535}), "driver"),
+        (lambda: cudafit.describe(**{**LINUX, "python": 3.10}), "python"),  # the float 3.1: never guessed
+        (lambda: cudafit.describe(**{**LINUX, "compute_capability": 8.6}), "compute_capability"),
+        (lambda: cudafit.describe(**{**LINUX, "gpus": [3090]}), "gpus"),
+        (lambda: cudafit.resolve(["torch", 5], cudafit.describe(**LINUX)), "spec"),
+        (lambda: cudafit.resolve("torch", "linux"), "machine"),  # type: ignore[arg-type]
+        (lambda: cudafit.resolve("torch; python_version < '3'", cudafit.describe(**LINUX)), "spec"),
+        (lambda: cudafit.install("torch", dry_run=True), "plan"),  # type: ignore[arg-type]
+        (lambda: cudafit.check_paths(["requirements.txt"], select=["CF999"]), "select"),
+    ],
+    ids=["driver-int", "python-float", "cc-float", "gpu-int", "spec-int", "machine-str", "spec-markers", "plan-str", "select-unknown"],
+)
+def test_wrong_types_and_values_are_input_errors(call, field):
+    with pytest.raises(cudafit.InputError) as err:
+        call()
+    assert err.value.field == field
+
+
+def test_gpus_none_is_none_given_and_a_single_path_is_one_path(tmp_path):
+    assert cudafit.describe(**LINUX, driver="none", gpus=None).gpus == ()
+    (tmp_path / "requirements.txt").write_text("torch==2.5.1+cu124\n")
+    report = cudafit.check_paths(str(tmp_path / "requirements.txt"))  # one path, not its characters
+    assert report.files == 1 and [f.code for f in report.findings] == ["CF001"]
+
+
+def test_install_names_its_installer_argument(tmp_path):
+    env = FakeEnv(tmp_path / "venv")
+    plan = cudafit.resolve(["torch"], cudafit.describe(**REQUESTS[0][0]))
+    with pytest.raises(cudafit.InputError) as err:
+        cudafit.install(plan, env.prefix, dry_run=True, installer="poetry")  # type: ignore[arg-type]
+    assert err.value.field == "installer"
+    with pytest.raises(cudafit.InputError) as err:
+        cudafit.install(plan, env.prefix, dry_run=True, installer="conda")  # a venv, not a conda environment
+    assert err.value.field == "installer" and str(err.value).startswith("installer 'conda': ")

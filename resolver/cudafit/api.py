@@ -54,9 +54,10 @@ def describe(
     from cudafit import detection
     from cudafit.machine import MachineOptions, build_machine
 
-    if isinstance(gpus, str):
-        gpus = (gpus,)
-    ccs = (compute_capability,) if isinstance(compute_capability, str) else tuple(compute_capability or ())
+    for name, value in (("os", os), ("arch", arch), ("python", python), ("driver", driver), ("macos", macos)):
+        _text_or_none(name, value)
+    gpus = _texts("gpus", gpus)
+    ccs = _texts("compute_capability", compute_capability)
     if wsl:
         if os not in (None, "linux", "wsl"):
             raise InputError("WSL runs Linux under Windows", field="wsl", value=True, others=(("os", os),))
@@ -72,6 +73,23 @@ def describe(
     return Machine.from_record(machine)
 
 
+def _text_or_none(field: str, value: object) -> None:
+    # a version given as a number is ambiguous (3.10 is the float 3.1): the API takes text
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"expected text (a str) or None, got {type(value).__name__}", field=field, value=value)
+
+
+def _texts(field: str, value: object) -> tuple[str, ...]:
+    """One text or a sequence of them (None: none)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InputError("expected a str or a list of str", field=field, value=value)
+    return tuple(value)
+
+
 def detect() -> Machine:
     """This machine, as `cudafit detect` reads it (nvidia-smi and the driver's own files; no
     framework imported)."""
@@ -84,11 +102,12 @@ def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Pol
     from cudafit import staleness
     from cudafit.answer import resolve as solve
 
-    if isinstance(specs, str):
-        specs = [specs]
+    texts = _texts("spec", specs)
+    if machine is not None and not isinstance(machine, Machine):
+        raise InputError("expected a cudafit.Machine (from describe() or detect()) or None", field="machine", value=machine)
     matrices = _matrices()
     record = (machine or detect()).to_record()
-    return staleness.with_note(solve(list(specs), record, matrices, policy), matrices.data_date)
+    return staleness.with_note(solve(list(texts), record, matrices, policy), matrices.data_date)
 
 
 def resolve(
@@ -152,7 +171,7 @@ def diagnose(env: Union[str, Path, None] = None, machine: Optional[Machine] = No
 
 
 def check_paths(
-    paths: Sequence[Union[str, Path]],
+    paths: Union[str, Path, Sequence[Union[str, Path]]],
     *,
     targets: Sequence[Machine] = (),
     select: Sequence[str] = (),
@@ -162,13 +181,21 @@ def check_paths(
     """`cudafit check`'s findings for dependency files or folders, offline (`targets`: machines
     the files must run on, as [tool.cudafit] targets; `strict`: what cudafit cannot check fails too)."""
     from cudafit.check import output
-    from cudafit.check.rules import Target
+    from cudafit.check.rules import BY_CODE, Target
     from cudafit.check.runner import Settings
     from cudafit.check.runner import check_paths as run_check
 
-    settings = Settings(select=tuple(select), ignore=tuple(ignore), fail_on="note" if strict else "warning")
+    for field, codes in (("select", select), ("ignore", ignore)):
+        unknown = [c for c in _texts(field, codes) if not any(code.startswith(c.upper()) for code in BY_CODE)]
+        if unknown:
+            raise InputError(f"unknown rule code {', '.join(unknown)} (the codes are in cudafit check --list-rules)", field=field, value=unknown)
+    if any(not isinstance(m, Machine) for m in targets):
+        raise InputError("expected cudafit.Machine records (from describe())", field="targets", value=targets)
+    chosen: list[Union[str, Path]] = [paths] if isinstance(paths, (str, Path)) else list(paths)  # one path, not its characters
+    selected, ignored = (tuple(c.upper() for c in _texts(f, v)) for f, v in (("select", select), ("ignore", ignore)))
+    settings = Settings(select=selected, ignore=ignored, fail_on="note" if strict else "warning")
     described = tuple(Target(f"target {i}", m.to_record()) for i, m in enumerate(targets, 1))
-    report = run_check([Path(p) for p in paths], _matrices(), settings, described)
+    report = run_check([Path(p) for p in chosen], _matrices(), settings, described)
     findings = tuple(
         Finding(
             code=f.code,
@@ -195,8 +222,18 @@ def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = F
     from cudafit.installer import find_target
     from cudafit.installer import plan as install_plan
 
+    if not isinstance(plan, Plan):
+        raise InputError("expected a cudafit.Plan (from resolve())", field="plan", value=plan)
+    if installer not in (None, "pip", "uv", "conda"):
+        raise InputError("expected pip, uv, conda or None", field="installer", value=installer)
     target = find_target(None if env is None else str(env))
-    argvs = install_plan(plan._resolution, target, conda=installer == "conda", dry_run=dry_run, installer=installer if installer in ("pip", "uv") else None)
+    try:
+        argvs = install_plan(plan._resolution, target, conda=installer == "conda", dry_run=dry_run, installer=installer if installer in ("pip", "uv") else None)
+    except InputError as exc:
+        if exc.field != "format":
+            raise
+        # the command line chooses the installer with --format; here it is `installer`
+        raise InputError(exc.reason, field="installer", value=exc.value) from None
     if not dry_run:
         for argv in argvs:
             try:

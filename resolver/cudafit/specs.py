@@ -64,7 +64,7 @@ def parse_specs(
             if problem:
                 raise InputError(problem, field="spec", value=text)
     if not families:
-        raise InputError(f"no spec applies to this machine (every environment marker is false): {' '.join(texts)}")
+        raise InputError("no spec applies to this machine (every environment marker is false)", field="spec", value=" ".join(texts))
     # A library built against a framework brings that framework along.
     for family in list(families):
         for needed in BY_FAMILY[family].REQUIRES:
