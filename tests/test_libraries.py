@@ -504,12 +504,22 @@ def test_install_advice_when_no_toolkit_of_the_major_is_installed_and_dry_run_sa
 
 
 def test_torchs_command_comes_before_the_library_built_against_it():
-    # `resolve xformers` names xformers first; its cu130-index line pins torch==...+cu132, which
-    # only torch's own cu132 command can install: that command must come first.
-    result = CliRunner().invoke(main, ["resolve", "xformers", *H100_580, "--format", "pip"])
+    # `resolve xformers` names xformers first; on a Pascal card its PyPI line (the CUDA 12.6 build,
+    # linked against torch+cu126) pins torch==...+cu126, which only torch's own cu126 command can
+    # install: that command must come first.
+    pascal = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "580.65.06", "--gpu", "NVIDIA GeForce GTX 1080"]
+    result = CliRunner().invoke(main, ["resolve", "xformers", *pascal, "--format", "pip"])
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("pip install --index-url https://download.pytorch.org/whl/cu132 torch=="), lines
-    assert "xformers==" in lines[1]
+    assert lines[0].startswith("pip install --index-url https://download.pytorch.org/whl/cu126 torch=="), lines
+    assert lines[1].startswith("pip install xformers==") and "+cu126" in lines[1]
+
+
+def test_xformers_pairs_only_with_the_torch_of_its_variant():
+    # its extension is linked against one torch build: a cu130 xformers beside a cu132 torch loads
+    # none of its kernels, so the set keeps one variant (here the cu130 index's torch and xformers)
+    result = CliRunner().invoke(main, ["resolve", "torch", "xformers", *H100_580, "--json"])
+    packages = {p["name"]: p for p in json.loads(result.stdout)["packages"]}
+    assert packages["torch"]["variant"] == packages["xformers"]["variant"] == "cu130"
 
 
 def test_check_reads_reachability_per_pin(tmp_path):

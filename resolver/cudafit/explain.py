@@ -240,7 +240,10 @@ _JOINT_FACTS = {"pins": "nvidia-* pins", "cudnn": "cuDNN"}
 def joint_evidence(chosen: list[Candidate]) -> list[str]:
     """Where frameworks share CUDA libraries, the answer rests on each one's pins and cuDNN: a
     build whose are only reported says so (alone, those facts decide nothing)."""
-    if sum(1 for c in chosen if c.kind == "cuda") < 2:
+    # Only builds that bring CUDA libraries of their own (nvidia-* wheels, a cuDNN) share them: a
+    # library that loads its framework's (xformers: no pins, no cuDNN) makes no joint answer.
+    sharing = [c for c in chosen if c.kind == "cuda" and (c.pins or not c.pins_known or c.loads_cudnn)]
+    if len(sharing) < 2:
         return []
     out = []
     for c in chosen:
