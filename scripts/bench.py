@@ -130,10 +130,10 @@ def scaled(matrices, factor: int):
 
 
 def bench_solver(runs: int) -> list[tuple[int, int, float]]:
-    from cudafit.answer import resolve
     from cudafit.loader import load
     from cudafit.machine import MachineOptions, build_machine
     from cudafit.records import Policy
+    from cudafit.resolution import resolve
 
     real = load()
     machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA GeForce RTX 3090",), os="linux", arch="x86_64", python="3.12"), real)

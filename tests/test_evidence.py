@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cudafit.answer import resolve, why_not
 from cudafit.cli import main
 from cudafit.errors import DataError
 from cudafit.loader import check, data_dir, load
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
+from cudafit.resolution import resolve, why_not
 
 
 def _never_read(*args, **kwargs):

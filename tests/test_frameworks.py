@@ -41,7 +41,7 @@ def test_the_solver_names_no_framework():
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", "") or ""]
                 assert not any(n.split(".")[-1] in ("pytorch", "tensorflow", "jax") for n in names), ast.dump(node)
-                # causes are values: the words are explain.py's, applied by answer.py
+                # causes are values: the words are explain.py's, applied by resolution.py
                 assert not any(n.split(".")[-1] == "explain" for n in names), f"{path.name} line {node.lineno} imports explain"
             if isinstance(node, ast.Attribute):
                 assert node.attr not in ("torch", "tensorflow", "jax"), f"{path.name} line {node.lineno}: .{node.attr}"
@@ -64,9 +64,9 @@ def test_a_jax_extra_split_by_platform_is_one_choice(tmp_path):
     is no rejection of the extra."""
     import shutil
 
-    from cudafit.answer import resolve
     from cudafit.loader import data_dir, load
     from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.resolution import resolve
 
     copy = tmp_path / "m"
     shutil.copytree(data_dir(), copy)
@@ -94,8 +94,8 @@ def test_a_jax_extra_split_by_platform_is_one_choice(tmp_path):
     ("jax[cuda]==0.4.35", "cu12"),
 ])
 def test_jax_cuda_is_the_alias_its_metadata_says(matrices, spec, chosen):
-    from cudafit.answer import resolve
     from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.resolution import resolve
 
     machine = Machine(os="linux", arch="x86_64", python="3.12", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
     res = resolve([spec], machine, matrices, Policy())
@@ -104,8 +104,8 @@ def test_jax_cuda_is_the_alias_its_metadata_says(matrices, spec, chosen):
 
 
 def test_jax_cuda_before_the_plugins_is_the_local_flavour_cudafit_has_no_data_for(matrices):
-    from cudafit.answer import resolve
     from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.resolution import resolve
 
     machine = Machine(os="linux", arch="x86_64", python="3.11", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
     res = resolve(["jax[cuda]==0.4.26"], machine, matrices, Policy())
@@ -131,8 +131,8 @@ def test_an_alias_must_name_extras_of_its_release(tmp_path):
 def test_jax_cuda_without_a_driver_says_so_first(matrices):
     """The newest releases are ruled out by the missing driver: that is the cause, said first,
     not the older releases' extras (found by a newcomer's sweep)."""
-    from cudafit.answer import resolve
     from cudafit.records import Machine, Policy
+    from cudafit.resolution import resolve
 
     machine = Machine(os="linux", arch="x86_64", python="3.12", driver=None, driver_known=True, gpus=(), gpus_known=True)
     res = resolve(["jax[cuda]"], machine, matrices, Policy())
@@ -141,8 +141,8 @@ def test_jax_cuda_without_a_driver_says_so_first(matrices):
 
 def test_jax_cuda_beside_the_flavour_it_repeats_is_one_flavour(matrices):
     """`jax[cuda,cuda12]` asks one flavour (cuda is cuda12 from 0.4.30); `jax[cuda,cuda13]` two."""
-    from cudafit.answer import resolve
     from cudafit.records import GpuInfo, Machine, Policy
+    from cudafit.resolution import resolve
 
     machine = Machine(os="linux", arch="x86_64", python="3.12", driver="580.65.06", gpus=(GpuInfo("NVIDIA H100 80GB HBM3", (9, 0)),))
     res = resolve(["jax[cuda,cuda12]"], machine, matrices, Policy())

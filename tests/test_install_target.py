@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cudafit.answer import resolve
 from cudafit.cli import main
 from cudafit.errors import InputError
 from cudafit.installer import Target, check_description, plan
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
+from cudafit.resolution import resolve
 
 
 def _never_read(*args, **kwargs):

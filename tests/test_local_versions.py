@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from cudafit.answer import resolve, why_not
 from cudafit.frameworks.pytorch import split_locals
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
+from cudafit.resolution import resolve, why_not
 
 
 def _never_read(*args, **kwargs):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cudafit.answer import resolve
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Policy
+from cudafit.resolution import resolve
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -100,7 +100,7 @@ def detect() -> Machine:
 
 def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> answers.Resolution:
     from cudafit import staleness
-    from cudafit.answer import resolve as solve
+    from cudafit.resolution import resolve as solve
 
     texts = _texts("spec", specs)
     if machine is not None and not isinstance(machine, Machine):

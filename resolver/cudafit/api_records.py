@@ -28,7 +28,6 @@ __all__ = [
     "Severity",
 ]
 
-FORMATS = ("pip", "uv", "uv-project", "requirements", "conda", "environment.yml")  # Plan.render; the same as resolve --format
 
 Installer = Literal["pip", "uv", "conda"]
 Severity = Literal["error", "warning", "note"]
@@ -132,12 +131,12 @@ class Package:
 
     @staticmethod
     def from_pin(pin: answers.PackagePin, candidate: answers.Candidate) -> Package:
+        from cudafit.evidence import graded_facts
+
         evidence: dict[str, Evidence] = {}
         if pin.name == candidate.family and candidate.evidence:
-            facts = ("exists", "cuda", "cudnn", "sass", "ptx", "pins") if candidate.kind == "cuda" else ("exists",)
-            for fact in facts:
-                ev = candidate.evidence.get(fact)
-                evidence[fact] = Evidence(grade=ev.grade, sources=ev.source) if ev else Evidence(grade="unknown")
+            for fact, ev in graded_facts(candidate.evidence, candidate.kind == "cuda").items():
+                evidence[fact] = Evidence(grade=ev.grade, sources=ev.source)
         return Package(
             name=pin.name,
             version=pin.version,
@@ -271,7 +270,7 @@ class Plan:
     def render(self, format: str, *, name: str = "cudafit", existing: Optional[str] = None) -> str:
         """The text `cudafit resolve --format FORMAT` prints (`name`: the environment or project
         name of conda and uv-project output; `existing`: a pyproject.toml's text to merge into)."""
-        from cudafit.emit import EmitOptions, render
+        from cudafit.emit import FORMATS, EmitOptions, render
 
         if format not in FORMATS:
             raise InputError(f"expected one of {', '.join(FORMATS)}", field="format", value=format)

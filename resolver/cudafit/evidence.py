@@ -39,3 +39,13 @@ def _sources(keys: tuple[str, ...]) -> str:
     if len(keys) > 4:
         return f"{', '.join(keys[:2])} and {len(keys) - 2} more"
     return ", ".join(keys)
+
+
+# The facts an answer grades for a build: all six for a CUDA build, its existence for the others.
+CUDA_FACTS = ("exists", "cuda", "cudnn", "sass", "ptx", "pins")
+
+
+def graded_facts(facts: dict[str, Evidence], cuda: bool) -> dict[str, Evidence]:
+    """Each fact an answer shows for a build, with its evidence (unknown where the data has none):
+    what `resolve --json` prints as packages[].evidence and the API's Package.evidence holds."""
+    return {fact: facts.get(fact) or Evidence("unknown", ()) for fact in (CUDA_FACTS if cuda else CUDA_FACTS[:1])}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cudafit.answers import Candidate, Resolution
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
+from cudafit.evidence import graded_facts
 from cudafit.explain import said
 from cudafit.machine import machine_json
 from cudafit.records import SCHEMA_VERSION, Machine
@@ -88,12 +89,9 @@ def _evidence_json(candidate: Candidate, name: str) -> dict:
     """How each fact of the build is known, on the package that is the build (torch, not torchvision)."""
     if name != candidate.family or not candidate.evidence:
         return {}  # data without grades (TensorFlow, JAX) says nothing here
-    facts = ("exists", "cuda", "cudnn", "sass", "ptx", "pins") if candidate.kind == "cuda" else ("exists",)
-    out: dict[str, dict] = {}
-    for fact in facts:
-        ev = candidate.evidence.get(fact)
-        out[fact] = {"grade": ev.grade, "source": list(ev.source)} if ev else {"grade": "unknown"}
-    return {"evidence": out}
+    graded = graded_facts(candidate.evidence, candidate.kind == "cuda")
+    unknown = {"grade": "unknown"}
+    return {"evidence": {fact: unknown if ev.grade == "unknown" else {"grade": ev.grade, "source": list(ev.source)} for fact, ev in graded.items()}}
 
 
 def describe_machine(res: Resolution) -> str:

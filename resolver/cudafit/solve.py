@@ -1,6 +1,6 @@
 """The solver: a pure function of (data, machine, request) that returns an answer or a failure as
 values: the chosen builds, every rejection and clash, and the request they answer. No I/O, no
-printing, no words: explain.py words the result (answer.py does both, for every command).
+printing, no words: explain.py words the result (resolution.py does both, for every command).
 
 Each framework family (a provider in cudafit.frameworks; this module names none) offers its runnable
 builds best first, with a rejection for every build it ruled out. The joint step (search.py) keeps
@@ -28,7 +28,7 @@ from cudafit.specs import parse_specs
 def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
     """The answer as values, for a machine whose driver is known or known absent (floors.py asks
     once per driver floor otherwise): the chosen builds, the rejections, the clashes, and the
-    request they answer; explain.worded words it (answer.resolve does both)."""
+    request they answer; explain.worded words it (resolution.resolve does both)."""
     families, extras = parse_specs(specs, machine, matrices)
     offered: list[tuple[str, list[Candidate]]] = []
     rejections: list[Rejection] = []

@@ -14,7 +14,7 @@ from cudafit.records import Machine, Matrices, Policy
 def solved(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
     """solve.resolve(specs, machine, matrices, policy), remembered per loaded data; its InputError
     is raised anew each time (a kept exception would gather every raise's traceback)."""
-    from cudafit.answer import resolve
+    from cudafit.resolution import resolve
 
     def ask() -> Union[Resolution, str]:
         try:

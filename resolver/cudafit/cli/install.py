@@ -30,11 +30,11 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
     import platform
 
     from cudafit import installer, staleness
-    from cudafit.answer import resolve as solve
     from cudafit.detection import detect_os, interpreter_version
     from cudafit.machine import build_machine
     from cudafit.machine_input import check_arch, check_os, normalize_arch
     from cudafit.report import resolution_text
+    from cudafit.resolution import resolve as solve
 
     matrices = load_matrices()
     target = installer.find_target(env)

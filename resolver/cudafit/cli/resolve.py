@@ -36,9 +36,9 @@ def resolve(
 ) -> int:
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio, staleness
-    from cudafit.answer import resolve as solve
     from cudafit.machine import build_machine
     from cudafit.report import resolution_json, resolution_text
+    from cudafit.resolution import resolve as solve
 
     if output == "-":  # standard output, as in most tools
         output = None
@@ -60,7 +60,7 @@ def resolve(
     machine = build_machine(described, matrices)
     res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
     if why_not:
-        from cudafit.answer import why_not as explain_why_not
+        from cudafit.resolution import why_not as explain_why_not
 
         if fmt is not None:
             raise click.UsageError("--why prints an explanation; it does not combine with --format")

@@ -38,7 +38,7 @@ class Repair:
     def runs(self, family: str) -> bool:
         """Whether some build of `family` runs here, on its own (the resolver's word)."""
         if family not in self._runs:
-            from cudafit.answer import resolve
+            from cudafit.resolution import resolve
 
             self._runs[family] = resolve([family], self.machine, self.matrices, Policy()).ok
         return self._runs[family]
@@ -68,8 +68,8 @@ class Repair:
     def solve(self) -> tuple[Optional[Resolution], frozenset[str]]:
         """The resolution, and the families whose installed version it keeps."""
         if self._solved is None:
-            from cudafit.answer import resolve
             from cudafit.errors import InputError
+            from cudafit.resolution import resolve
 
             families = frozenset(b.family for b in (*self.env.builds, *self.env.libraries))
             self._solved = (None, frozenset())

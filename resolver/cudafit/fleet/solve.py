@@ -10,7 +10,6 @@ from typing import NamedTuple, Optional
 from packaging.version import Version
 
 from cudafit import rules
-from cudafit.answer import resolve
 from cudafit.answers import Candidate, Resolution
 from cudafit.errors import InputError
 from cudafit.fleet.classes import NodeClass
@@ -18,6 +17,7 @@ from cudafit.fleet.node import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
 from cudafit.records import Machine, Matrices, Policy, cc_str
+from cudafit.resolution import resolve
 
 Key = tuple[str, str, str]  # (family, version, tag)
 BLOCKING_SHARE = 0.25  # at most this share of the nodes may be asked to change for a better answer
