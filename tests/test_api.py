@@ -158,6 +158,9 @@ def test_no_solution_carries_its_causes():
     causes = err.value.causes
     assert causes and all(isinstance(c, cudafit.Cause) for c in causes)
     assert {c.constraint for c in causes} >= {"driver"} and all(c.family == "torch" and c.version == "2.15.0" for c in causes)
+    # what the machine lacks, as values a launcher can act on
+    driver = next(c.shortfall for c in causes if c.constraint == "driver")
+    assert driver == cudafit.Shortfall(quantity="driver", needs="580", has="470.82.01")
     code, out = cli("resolve", "torch==2.15.0", *ON_LINUX, "--driver", "470.82.01", "--gpu", "Tesla K80", "--json")
     assert code == 1 and err.value.to_dict() == json.loads(out)
 
@@ -244,11 +247,13 @@ SURFACE = {
         "NoSolution",
         "InputError",
         "CudafitError",
+        "InstallFailed",
         "Machine",
         "Gpu",
         "Package",
         "Evidence",
         "Cause",
+        "Shortfall",
         "Environment",
         "InstalledBuild",
         "Finding",
@@ -269,7 +274,8 @@ SURFACE = {
     "Gpu": ["name", "compute_capability", "memory_mib"],
     "Package": ["name", "version", "local", "variant", "index_url", "requirement", "extras", "find_links", "url", "evidence"],
     "Evidence": ["grade", "sources"],
-    "Cause": ["family", "version", "build", "constraint", "reason", "evidence"],
+    "Cause": ["family", "version", "build", "constraint", "reason", "evidence", "shortfall"],
+    "Shortfall": ["quantity", "needs", "has"],
     "Environment": ["prefix", "python", "builds", "libraries", "distributions", "problems"],
     "InstalledBuild": ["family", "dist", "version", "kind", "cuda", "cudnn"],
     "Finding": ["code", "severity", "message", "fix", "commands", "path", "line", "col", "environments"],
@@ -354,3 +360,24 @@ def test_install_names_its_installer_argument(tmp_path):
     with pytest.raises(cudafit.InputError) as err:
         cudafit.install(plan, env.prefix, dry_run=True, installer="conda")  # a venv, not a conda environment
     assert err.value.field == "installer" and str(err.value).startswith("installer 'conda': ")
+
+
+def test_render_names_a_broken_existing_pyproject():
+    plan = cudafit.resolve(["torch==2.15.0"], cudafit.describe(**LINUX))
+    with pytest.raises(cudafit.InputError) as err:
+        plan.render("uv-project", existing="[project\n")
+    assert err.value.field == "existing" and str(err.value).startswith("existing: not valid TOML")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX shell script stands in for the environment's Python")
+def test_install_raises_install_failed_with_the_command(tmp_path):
+    env = tmp_path / "venv"
+    (env / "bin").mkdir(parents=True)
+    python = env / "bin" / "python"
+    python.write_text("#!/bin/sh\nexit 3\n")  # an installer that fails as pip does: a non-zero exit
+    python.chmod(0o755)
+    plan = cudafit.resolve(["torch"], cudafit.describe(**REQUESTS[0][0]))
+    with pytest.raises(cudafit.InstallFailed) as err:
+        cudafit.install(plan, env, installer="pip")
+    assert err.value.code == 3 and err.value.argv[:4] == [str(python), "-m", "pip", "install"]
+    assert isinstance(err.value, cudafit.CudafitError) and "exit 3" in str(err.value)

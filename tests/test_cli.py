@@ -146,6 +146,15 @@ def test_uv_project_updates_existing_file(tmp_path):
     assert 'name = "mine"' in text and '"numpy"' in text and '"torch==2.8.0+cu128"' in text and "explicit = true" in text
 
 
+def test_uv_project_names_the_broken_pyproject_it_would_merge_into(tmp_path):
+    out = tmp_path / "pyproject.toml"
+    out.write_text('[project\nname = "x"\n')
+    result = cli("resolve", *LINUX_3090, "--format", "uv-project", "-o", str(out))
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert f"{out}: not valid TOML" in result.stderr and "line 1" in result.stderr
+    assert out.read_text() == '[project\nname = "x"\n'  # left as it was
+
+
 def test_broken_data_is_exit_2(tmp_path, monkeypatch):
     copy = tmp_path / "m"
     shutil.copytree(data_dir(), copy)

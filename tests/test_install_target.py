@@ -118,3 +118,17 @@ def test_install_conda_route_into_a_conda_environment(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
     assert first.startswith(f"{conda} install -y -p {env} pytorch==2.5.1 ") and "pytorch-cuda=12.4 -c pytorch -c nvidia" in first
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell script stands in for the environment's Python")
+def test_a_failing_install_command_is_exit_1_and_says_so(tmp_path):
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    python = env / "bin" / "python"
+    # answers the Python-version probe as a real interpreter would, then fails the install as pip does
+    python.write_text(f"#!/bin/sh\nif [ \"$1\" = -c ]; then exec {sys.executable} \"$@\"; fi\nexit 3\n")
+    python.chmod(0o755)
+    result = CliRunner().invoke(main, ["install", "torch", "--env", str(env), "--format", "pip", "--driver", "580.95.05",
+                                       "--gpu", "NVIDIA GeForce RTX 3090"])
+    assert result.exit_code == 1, result.output
+    assert "cudafit: the install command failed (exit 3)" in result.stderr and "Traceback" not in result.stderr

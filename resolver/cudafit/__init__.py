@@ -27,11 +27,13 @@ _PUBLIC = {
     "NoSolution": "cudafit.api_records",
     "InputError": "cudafit.errors",
     "CudafitError": "cudafit.errors",
+    "InstallFailed": "cudafit.installer",
     "Machine": "cudafit.api_records",
     "Gpu": "cudafit.api_records",
     "Package": "cudafit.api_records",
     "Evidence": "cudafit.api_records",
     "Cause": "cudafit.api_records",
+    "Shortfall": "cudafit.api_records",
     "Environment": "cudafit.api_records",
     "InstalledBuild": "cudafit.api_records",
     "Finding": "cudafit.api_records",
@@ -62,8 +64,10 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__
     from cudafit.api_records import Package as Package
     from cudafit.api_records import Plan as Plan
     from cudafit.api_records import Report as Report
+    from cudafit.api_records import Shortfall as Shortfall
     from cudafit.errors import CudafitError as CudafitError
     from cudafit.errors import InputError as InputError
+    from cudafit.installer import InstallFailed as InstallFailed
     from cudafit.records import SCHEMA_VERSION as SCHEMA_VERSION
 
 

@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.records import BuildKind, ClashKind, Constraint, Evidence, Machine
+from cudafit.records import BuildKind, ClashKind, Constraint, Evidence, Machine, Shortfall
 
 
 class PackagePin(NamedTuple):
@@ -69,6 +69,7 @@ class Rejection(NamedTuple):
     # What only the command line offers to take this build anyway ("ask for it with --cpu"):
     # shown after the reason where commands print it, left out where it means nothing (check, the API)
     advice: str = ""
+    shortfall: Optional[Shortfall] = None  # what the machine lacks, as values (driver, kernels, Python), where known
 
     @property
     def build(self) -> str:

@@ -215,11 +215,10 @@ def check_paths(
 def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = False, installer: Optional[Installer] = None) -> list[list[str]]:
     """Install a plan into an environment (its folder or its Python; default: the active one) with
     uv where present, else pip (`installer` to choose; conda: the set's conda route, then pip).
-    Returns the commands, run in order (with `dry_run`, only returned). Raises InputError when a
-    command fails; the installers' own output goes to this process's stdout and stderr."""
-    import subprocess
-
-    from cudafit.installer import find_target
+    Returns the commands, run in order (with `dry_run`, only returned). Raises InstallFailed
+    (`.argv`, `.code`) when a command fails; the installers' own output goes to this process's
+    stdout and stderr."""
+    from cudafit.installer import find_target, run
     from cudafit.installer import plan as install_plan
 
     if not isinstance(plan, Plan):
@@ -235,11 +234,5 @@ def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = F
         # the command line chooses the installer with --format; here it is `installer`
         raise InputError(exc.reason, field="installer", value=exc.value) from None
     if not dry_run:
-        for argv in argvs:
-            try:
-                code = subprocess.call(argv)
-            except OSError as exc:
-                raise InputError(f"cannot run {argv[0]}: {exc.strerror}") from None
-            if code != 0:
-                raise InputError(f"the install command failed (exit {code}): {' '.join(argv)}")
+        run(argvs)
     return argvs

@@ -14,6 +14,7 @@ from cudafit.records import SCHEMA_VERSION
 __all__ = [
     "SCHEMA_VERSION",
     "Cause",
+    "Shortfall",
     "Environment",
     "Evidence",
     "Finding",
@@ -163,10 +164,24 @@ class Cause:
     constraint: str
     reason: str
     evidence: str = ""
+    shortfall: Optional[Shortfall] = None  # what the machine lacks, as values, where the data says
 
     @staticmethod
     def from_rejection(r: answers.Rejection) -> Cause:
-        return Cause(family=r.family, version=str(r.version), build=r.tag, constraint=r.constraint, reason=r.reason, evidence=r.evidence)
+        lacking = None if r.shortfall is None else Shortfall(quantity=r.shortfall.quantity, needs=r.shortfall.needs, has=r.shortfall.has)
+        return Cause(family=r.family, version=str(r.version), build=r.tag, constraint=r.constraint, reason=r.reason, evidence=r.evidence, shortfall=lacking)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shortfall:
+    """What a build needs that the machine lacks: `quantity` driver | compute-capability | python;
+    `needs` the driver floor, the build's kernels ("SASS sm_75, sm_80; PTX none") or its Pythons
+    ("3.10-3.13"); `has` the machine's driver ("none" where it has none), GPU architecture (sm_61)
+    or Python."""
+
+    quantity: str
+    needs: str
+    has: str
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from cudafit import detection as detect
 from cudafit.answers import Resolution
 from cudafit.emit import compiled_here, cuda_from_conda, install_groups
 from cudafit.emit.conda import channel_packages
-from cudafit.errors import InputError
+from cudafit.errors import CudafitError, InputError
 
 
 class Target(NamedTuple):
@@ -61,6 +61,17 @@ def check_description(
     if arch and host_arch and arch != host_arch:
         raise InputError(f"install runs on this machine ({host_arch}); describe other machines with resolve", field="arch", value=arch)
     return target_python or python
+
+
+class InstallFailed(CudafitError):
+    """An install command exited non-zero (its own output says why)."""
+
+    exit_code = 1
+
+    def __init__(self, argv: list[str], code: int) -> None:
+        self.argv = argv
+        self.code = code
+        super().__init__(f"the install command failed (exit {code}): {shlex.join(argv)}")
 
 
 def plan(
@@ -146,7 +157,9 @@ def compiler_problem(res: Resolution, environ: Mapping[str, str], toolkits: Opti
     return None
 
 
-def run(commands: list[list[str]], echo: Callable[[str], None]) -> int:
+def run(commands: list[list[str]], echo: Callable[[str], None] = lambda _line: None) -> None:
+    """Run the commands in order, each shown to `echo` first; the installers' own output goes to
+    this process's. Raises InstallFailed at the first that fails, InputError where one cannot start."""
     for argv in commands:
         echo("$ " + shlex.join(argv))
         try:
@@ -154,9 +167,7 @@ def run(commands: list[list[str]], echo: Callable[[str], None]) -> int:
         except OSError as exc:
             raise InputError(f"cannot run {argv[0]}: {exc.strerror}") from None
         if code != 0:
-            echo(f"cudafit: the install command failed (exit {code})")
-            return 1
-    return 0
+            raise InstallFailed(argv, code)
 
 
 def verify(res: Resolution, target: Target) -> list[tuple[str, str, Optional[str]]]:

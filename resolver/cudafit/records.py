@@ -18,6 +18,16 @@ Constraint = Literal["driver", "compute-capability", "python", "platform", "os",
 # Why two builds cannot share one environment (Clash.kind).
 ClashKind = Literal["cuda-major", "cuda-range", "cudnn-major", "cudnn-unknown", "pins-unknown", "pin", "requires"]
 
+
+class Shortfall(NamedTuple):
+    """What a build needs that the machine lacks, as values beside the reason's words (a launcher
+    acts on them: "needs driver 580.65.06, has 535.104.05")."""
+
+    quantity: Literal["driver", "compute-capability", "python"]
+    needs: str  # the driver floor; the build's kernels ("sm_75, sm_80; PTX compute_80"); its Pythons ("3.10-3.13")
+    has: str  # the machine's driver ("none" where there is none), GPU architecture (sm_61) or Python
+
+
 PLATFORMS = (
     "linux-x86_64",
     "linux-aarch64",

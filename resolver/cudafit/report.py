@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cudafit.answers import Candidate, Resolution
+from cudafit.answers import Candidate, Rejection, Resolution
 from cudafit.emit import stack_versions
 from cudafit.emit.pip import commands
 from cudafit.evidence import graded_facts
@@ -21,7 +21,7 @@ def resolution_json(res: Resolution) -> dict:
             "conflicts": list(res.conflicts),
             "warnings": list(res.warnings),
             **_floors_json(res),
-            "rejected": [{"build": r.subject, "constraint": r.constraint, "reason": said(r)} for r in res.rejections if r.constraint != "spec"],
+            "rejected": [_rejected_json(r) for r in res.rejections if r.constraint != "spec"],
         }
     cuda, cudnn = stack_versions(res)
     return {
@@ -52,6 +52,13 @@ def resolution_json(res: Resolution) -> dict:
         "warnings": list(res.warnings),
         **_floors_json(res),
     }
+
+
+def _rejected_json(r: Rejection) -> dict:
+    out: dict = {"build": r.subject, "constraint": r.constraint, "reason": said(r)}
+    if r.shortfall is not None:
+        out["shortfall"] = r.shortfall._asdict()  # what the machine lacks, as values: a script acts on it
+    return out
 
 
 def _floors_json(res: Resolution) -> dict:

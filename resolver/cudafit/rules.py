@@ -7,7 +7,7 @@ from typing import Literal, NamedTuple, Optional, Union
 
 from packaging.version import Version
 
-from cudafit.records import CC, Constraint, GpuInfo, Machine, Matrices, driver_key, sm
+from cudafit.records import CC, Constraint, GpuInfo, Machine, Matrices, Shortfall, driver_key, sm
 
 
 def gpu_usable(machine: Machine) -> bool:
@@ -22,6 +22,7 @@ class Verdict(NamedTuple):
     reason: str  # why it fails, or how it passes
     warning: Optional[str] = None
     constraint: Union[Constraint, Literal[""]] = ""  # "": it passes
+    shortfall: Optional[Shortfall] = None  # what the machine lacks, as values (None: it passes, or the data is what lacks)
 
 
 def _uses_windows_driver(machine: Machine) -> bool:
@@ -66,9 +67,9 @@ def check_driver(matrices: Matrices, machine: Machine, cuda: Version, strict: bo
             True, f"needs {side} driver >= {floor} ({rule})", warning=f"CUDA {cuda} build needs {side} driver >= {floor} ({rule}); the driver was not checked"
         )
     if machine.driver is None:
-        return Verdict(False, "no NVIDIA driver", constraint="driver")
+        return Verdict(False, "no NVIDIA driver", constraint="driver", shortfall=Shortfall("driver", floor, "none"))
     if driver_key(machine.driver) < driver_key(floor):
-        return Verdict(False, f"driver {machine.driver} < {floor} ({rule})", constraint="driver")
+        return Verdict(False, f"driver {machine.driver} < {floor} ({rule})", constraint="driver", shortfall=Shortfall("driver", floor, machine.driver))
     return Verdict(True, f"driver {machine.driver} >= {floor} ({rule})")
 
 
@@ -191,13 +192,16 @@ def check_arch(
         if not ptx_ok:
             have = ", ".join(sm(c) for c in sorted(sass)) or "none"
             ptx_text = "unknown" if ptx is None else (", ".join(f"compute_{a}{b}" for a, b in sorted(ptx)) or "none")
-            return Verdict(False, f"no kernel image for {gpu_label(gpu)}: SASS {have}; PTX {ptx_text}", constraint="compute-capability"), False
+            kernels = f"SASS {have}; PTX {ptx_text}"
+            lacking = Shortfall("compute-capability", kernels, sm(cc))
+            return Verdict(False, f"no kernel image for {gpu_label(gpu)}: {kernels}", constraint="compute-capability", shortfall=lacking), False
         own = own_driver(matrices, machine, cuda)
         if machine.driver is not None and (own is None or driver_key(machine.driver) < driver_key(own)):
             return Verdict(
                 False,
                 f"{gpu_label(gpu)} needs PTX JIT, which needs the CUDA {cuda} driver ({own or 'unknown'}); driver is {machine.driver}",
                 constraint="compute-capability",
+                shortfall=Shortfall("driver", own, machine.driver) if own else None,
             ), False
         needs_jit = True
     if needs_jit:
@@ -220,10 +224,19 @@ def installed_runtime(matrices: Matrices, cuda: Version, pins: Optional[dict[str
     return newest_toolkit(matrices, cuda.major) or cuda
 
 
+class Refusal(NamedTuple):
+    """Why a build does not run here: the constraint that decided, the reason in words, and what
+    the machine lacks as values where that is known."""
+
+    constraint: Constraint
+    reason: str
+    shortfall: Optional[Shortfall] = None
+
+
 class BuildVerdict(NamedTuple):
     """Whether a CUDA build loads on the driver and carries code for every GPU."""
 
-    rejection: Optional[tuple[Constraint, str]]  # (constraint, reason) when it does not run here
+    rejection: Optional[Refusal]  # when it does not run here
     driver: Optional[Verdict] = None
     arch: Optional[Verdict] = None
     needs_jit: bool = False
@@ -250,16 +263,16 @@ def judge_cuda_build(
     """The checks every framework's CUDA build goes through. `built_with` is the toolkit that
     compiled the build when it differs from the CUDA runtime the driver must load (JAX)."""
     if machine.driver_known and machine.driver is None:
-        return BuildVerdict(("accelerator", "CUDA build; this machine has no NVIDIA driver"))
+        return BuildVerdict(Refusal("accelerator", "CUDA build; this machine has no NVIDIA driver"))
     if driver_problem:
-        return BuildVerdict(("driver", driver_problem))
+        return BuildVerdict(Refusal("driver", driver_problem))
     jetson = jetson_problem(matrices, machine)
     if jetson:
-        return BuildVerdict(("platform", jetson))
+        return BuildVerdict(Refusal("platform", jetson))
     driver = check_driver(matrices, machine, cuda, strict)
     if not driver.ok:
-        return BuildVerdict((driver.constraint or "driver", driver.reason))
+        return BuildVerdict(Refusal(driver.constraint or "driver", driver.reason, driver.shortfall))
     arch, needs_jit = check_arch(matrices, machine, built_with or cuda, sass, ptx)
     if not arch.ok:
-        return BuildVerdict((arch.constraint or "compute-capability", arch.reason))
+        return BuildVerdict(Refusal(arch.constraint or "compute-capability", arch.reason, arch.shortfall))
     return BuildVerdict(None, driver, arch, needs_jit)

@@ -76,9 +76,11 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
     if problem:
         click.echo(f"cudafit: {problem}", err=True)
         return 1
-    code = installer.run(commands, lambda line: click.echo(line, err=True))
-    if code:
-        return code
+    try:
+        installer.run(commands, lambda line: click.echo(line, err=True))
+    except installer.InstallFailed as failed:
+        click.echo(f"cudafit: the install command failed (exit {failed.code})", err=True)
+        return 1
     bad = 0
     for name, wanted, got in installer.verify(res, target):
         ok = installer.matches(wanted, got)

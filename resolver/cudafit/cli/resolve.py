@@ -36,6 +36,7 @@ def resolve(
 ) -> int:
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio, staleness
+    from cudafit.errors import InputError
     from cudafit.machine import build_machine
     from cudafit.report import resolution_json, resolution_text
     from cudafit.resolution import resolve as solve
@@ -81,7 +82,13 @@ def resolve(
     from cudafit.emit import EmitOptions, render
 
     existing = fileio.read_existing(output) if output is not None and fmt == "uv-project" else None
-    put(render(fmt, res, EmitOptions(env_name=env_name, existing=existing)))
+    try:
+        text = render(fmt, res, EmitOptions(env_name=env_name, existing=existing))
+    except InputError as err:
+        if err.field == "existing" and output is not None:  # the file -o names is the one to merge into
+            raise InputError(err.reason, path=output) from None
+        raise
+    put(text)
     for warning in res.warnings:
         click.echo(f"cudafit: warning: {warning}", err=True)
     return 0

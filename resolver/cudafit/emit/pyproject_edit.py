@@ -159,5 +159,5 @@ def parse_existing(existing: str) -> tomlkit.TOMLDocument:
     try:
         tomllib.loads(existing)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"existing pyproject.toml is not valid TOML: {exc}") from None
+        raise InputError(f"not valid TOML: {exc}", field="existing", value=True) from None
     return tomlkit.parse(existing)

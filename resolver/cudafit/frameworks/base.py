@@ -11,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 
 from cudafit import rules
 from cudafit.answers import VERSION_SPEC, Candidate, Rejection
-from cudafit.records import Build, Constraint, Machine
+from cudafit.records import Build, Constraint, Machine, Shortfall
 
 
 def python_key(python: str) -> tuple[int, ...]:
@@ -80,8 +80,8 @@ def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels
     platforms, pythons(platform), macos_min and macos_min_by_python; `wheels` names the
     distribution whose wheels decide the platform (jaxlib for jax)."""
 
-    def out(constraint: Constraint, reason: str, cause: str = "") -> Rejection:
-        return Rejection(family, release.version, None, constraint, reason, cause=cause)
+    def out(constraint: Constraint, reason: str, cause: str = "", shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(family, release.version, None, constraint, reason, cause=cause, shortfall=shortfall)
 
     if not spec.contains(release.version, prereleases=True):
         return out("spec", f"does not satisfy {spec_name}{spec}", VERSION_SPEC)
@@ -93,7 +93,8 @@ def screen(family: str, release: Any, spec: SpecifierSet, spec_name: str, wheels
         return out("platform", too_old)
     pythons = release.pythons(platform)
     if machine.python is not None and machine.python not in pythons:
-        return out("python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
+        has = python_range(pythons)
+        return out("python", f"no wheel for Python {machine.python} (has {has})", shortfall=Shortfall("python", has, machine.python))
     return None
 
 

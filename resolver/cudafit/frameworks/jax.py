@@ -15,7 +15,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import named, screen
-from cudafit.records import Build, Constraint, Machine, Matrices, Policy, pythons_on
+from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, pythons_on
 
 FAMILY = "jax"
 MEMBERS = ("jax", "jaxlib")
@@ -169,8 +169,8 @@ def _normal(extra: str) -> str:
 def _judge(
     release: JaxRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
 ) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...], bool]]:
-    def reject(constraint: Constraint, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, build.tag, constraint, reason)
+    def reject(constraint: Constraint, reason: str, shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(FAMILY, release.version, build.tag, constraint, reason, shortfall=shortfall)
 
     if machine.platform not in build.platforms:
         return reject("platform", f"jax[{build.extra}] has no wheels for {machine.platform}")

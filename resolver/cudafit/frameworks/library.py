@@ -19,7 +19,7 @@ from cudafit import evidence, rules
 from cudafit.answers import Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import rank_builds
 from cudafit.frameworks.pytorch import MEMBERS as TORCH_MEMBERS
-from cudafit.records import Build, Constraint, LibraryRelease, Machine, Matrices, Policy
+from cudafit.records import Build, Constraint, LibraryRelease, Machine, Matrices, Policy, Shortfall
 
 # A verdict on one build: a Rejection, or (tier, why, warnings); tier 0 is best.
 Verdict = Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]
@@ -65,8 +65,8 @@ def judge_cuda(
     kernels_optional (torchao, whose compiled kernels are extras beside its Python ones), missing
     kernels are a warning, not a refusal."""
 
-    def reject(constraint: Constraint, reason: str) -> Rejection:
-        return Rejection(family, release.version, build.tag, constraint, reason, evidence_text(build))
+    def reject(constraint: Constraint, reason: str, shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(family, release.version, build.tag, constraint, reason, evidence_text(build), shortfall=shortfall)
 
     too_old = below_gpu_min(family, release, machine)
     if too_old:

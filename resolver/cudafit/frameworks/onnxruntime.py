@@ -17,7 +17,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.answers import Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import extras_always_fit, implied_none, named, pairs_itself, rank_builds
-from cudafit.records import Build, Constraint, Machine, Matrices, OrtRelease, Policy
+from cudafit.records import Build, Constraint, Machine, Matrices, OrtRelease, Policy, Shortfall
 
 FAMILY = "onnxruntime-gpu"
 MEMBERS = ("onnxruntime-gpu",)
@@ -58,8 +58,8 @@ def candidates(
 def _judge(
     release: OrtRelease, build: Build, machine: Machine, matrices: Matrices, policy: Policy, driver_problem: Optional[str]
 ) -> Union[Rejection, tuple[int, tuple[str, ...], tuple[str, ...]]]:
-    def reject(constraint: Constraint, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, build.tag, constraint, reason)
+    def reject(constraint: Constraint, reason: str, shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(FAMILY, release.version, build.tag, constraint, reason, shortfall=shortfall)
 
     if policy.cpu or not rules.gpu_usable(machine):
         return reject("accelerator", f"{FAMILY} is the CUDA build of ONNX Runtime; without an NVIDIA GPU use onnxruntime")

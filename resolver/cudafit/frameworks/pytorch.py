@@ -21,7 +21,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import python_range
-from cudafit.records import Build, Constraint, Machine, Matrices, Policy, TorchRelease, driver_key
+from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, TorchRelease, driver_key
 
 FAMILY = "torch"
 MEMBERS = ("torch", "torchvision", "torchaudio")
@@ -126,7 +126,14 @@ def candidates(
                 pythons = pythons & variant.python
             if machine.python is not None and machine.python not in pythons:
                 rejected.append(
-                    Rejection(FAMILY, release.version, variant.tag, "python", f"no wheel for Python {machine.python} (has {python_range(pythons)})")
+                    Rejection(
+                        FAMILY,
+                        release.version,
+                        variant.tag,
+                        "python",
+                        f"no wheel for Python {machine.python} (has {python_range(pythons)})",
+                        shortfall=Shortfall("python", python_range(pythons), machine.python),
+                    )
                 )
                 continue
             verdict = _judge(release, variant, machine, matrices, policy, driver_problem, siblings, verdicts)
@@ -203,8 +210,8 @@ def _judge(
 ) -> Union[Rejection, tuple[tuple[int, Union[int, tuple[int, int]]], tuple[str, ...], tuple[str, ...]]]:
     """Either a Rejection or ((sort key), why, warnings)."""
 
-    def reject(constraint: Constraint, reason: str, evidence: str = "", cause: str = "") -> Rejection:
-        return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause)
+    def reject(constraint: Constraint, reason: str, evidence: str = "", cause: str = "", shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause, shortfall=shortfall)
 
     on_mac = machine.os == "macos"
     if variant.kind == "cpu":
@@ -237,13 +244,13 @@ def _judge(
     if verdict is None:
         verdict = verdicts[key] = rules.judge_cuda_build(matrices, machine, variant.cuda, variant.sass, variant.ptx, policy.strict_driver, driver_problem)
     if verdict.rejection:
-        constraint, reason = verdict.rejection
+        constraint, reason, shortfall = verdict.rejection
         if constraint == "compute-capability":
             # Which list decided, and how well it is known: the user weighs a measured list
             # differently from one a third party reported.
             reason += f" [{_arch_evidence(variant)}]"
-            return reject(constraint, reason, evidence_text(variant))
-        return reject(constraint, reason)
+            return reject(constraint, reason, evidence_text(variant), shortfall=shortfall)
+        return reject(constraint, reason, shortfall=shortfall)
     driver, arch, needs_jit = verdict.driver, verdict.arch, verdict.needs_jit
     assert driver is not None and arch is not None  # both are set when there is no rejection
     # An unknown cuDNN is no warning here: alone, torch brings its own; beside another framework

@@ -18,7 +18,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import named, screen
-from cudafit.records import Build, Constraint, Machine, Matrices, Policy, pythons_on
+from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, pythons_on
 
 FAMILY = "tensorflow"
 MEMBERS = ("tensorflow", "tensorflow-cpu")
@@ -143,8 +143,8 @@ def _gpu(
         return Rejection(FAMILY, release.version, tag, "platform", f"the tensorflow wheel for {machine.platform} has no CUDA support (its CPU build: --cpu)")
     label_tag = build.tag
 
-    def reject(constraint: Constraint, reason: str) -> Rejection:
-        return Rejection(FAMILY, release.version, label_tag, constraint, reason)
+    def reject(constraint: Constraint, reason: str, shortfall: Optional[Shortfall] = None) -> Rejection:
+        return Rejection(FAMILY, release.version, label_tag, constraint, reason, shortfall=shortfall)
 
     if build.cuda is None:
         return reject("data", "the CUDA version of this release's build is unknown in cudafit's data")
