@@ -44,6 +44,9 @@ def _isolated(tmp_path_factory, monkeypatch, _shared_cache):
     monkeypatch.setattr(socket.socket, "connect_ex", no_network)
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDAFIT_DATA_DIR", "CUDAFIT_NO_CACHE", "CUDAFIT_DATA_HOME"):
         monkeypatch.delenv(var, raising=False)
+    # This machine's own PCI bus and KFD topology never leak into a test: an empty tree stands for /
+    # (tests of AMD and Intel detection point it at trees copied from real machines).
+    monkeypatch.setenv("CUDAFIT_SYSFS_ROOT", str(tmp_path_factory.mktemp("no-sysfs")))
     with responses.RequestsMock(assert_all_requests_are_fired=False):
         yield
 

@@ -70,9 +70,11 @@ class FakeEnv:
             path.write_text(content)
         return path
 
-    def torch(self, version: str, cuda: Optional[str], requires: tuple[str, ...] = (), arch: Optional[str] = None, needed: Optional[list[str]] = None) -> "FakeEnv":
+    def torch(
+        self, version: str, cuda: Optional[str], requires: tuple[str, ...] = (), arch: Optional[str] = None, needed: Optional[list[str]] = None, hip: Optional[str] = None
+    ) -> "FakeEnv":
         self.dist("torch", version, requires)
-        self.file("torch/version.py", f"__version__ = '{version}'\ndebug = False\ncuda: Optional[str] = {cuda!r}\nhip: Optional[str] = None\n")
+        self.file("torch/version.py", f"__version__ = '{version}'\ndebug = False\ncuda: Optional[str] = {cuda!r}\nhip: Optional[str] = {hip!r}\n")
         if arch is not None:
             self.file("torch/lib/libtorch_python.so", b"\0junk\0" + arch.encode() + b"\0more\0")
         if needed is not None:

@@ -260,7 +260,7 @@ SURFACE = {
         "Report",
         "SCHEMA_VERSION",
     ],
-    "describe": "(*, os=None, arch=None, python=None, driver=None, gpus=(), compute_capability=None, jetson=False, macos=None, wsl=False)",
+    "describe": "(*, os=None, arch=None, python=None, driver=None, gpus=(), compute_capability=None, jetson=False, macos=None, wsl=False, gfx=None)",
     "detect": "()",
     "resolve": "(specs=('torch',), machine=None, *, cpu=False, strict_driver=False, mixed_cuda=False)",
     "inspect": "(env=None)",
@@ -271,7 +271,7 @@ SURFACE = {
     "Plan.render": "(self, format, *, name='cudafit', existing=None)",
     "Plan.to_dict": "(self)",
     "Machine": ["os", "arch", "python", "driver", "driver_known", "gpus", "gpus_known", "jetson", "macos", "cuda_driver_max", "warnings", "detected"],
-    "Gpu": ["name", "compute_capability", "memory_mib"],
+    "Gpu": ["name", "compute_capability", "memory_mib", "vendor", "target", "integrated"],
     "Package": ["name", "version", "local", "variant", "index_url", "requirement", "extras", "find_links", "url", "evidence"],
     "Evidence": ["grade", "sources"],
     "Cause": ["family", "version", "build", "constraint", "reason", "evidence", "shortfall"],
@@ -381,3 +381,15 @@ def test_install_raises_install_failed_with_the_command(tmp_path):
         cudafit.install(plan, env, installer="pip")
     assert err.value.code == 3 and err.value.argv[:4] == [str(python), "-m", "pip", "install"]
     assert isinstance(err.value, cudafit.CudafitError) and "exit 3" in str(err.value)
+
+
+def test_describe_takes_amd_and_intel_gpus():
+    plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gpus=["AMD Radeon RX 7900 XTX"]))
+    assert plan.packages[0].variant == "rocm7.14" and plan.machine.gpus[0].target == "gfx1100" and plan.machine.gpus[0].vendor == "amd"
+    plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gfx="gfx1031"))
+    assert plan.to_dict()["environment"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gpus=["Intel(R) Arc(TM) B580 Graphics"]))
+    assert plan.packages[0].variant == "xpu"
+    with pytest.raises(cudafit.InputError) as err:
+        cudafit.describe(**LINUX, gfx="gfx9999")
+    assert err.value.field == "gfx"

@@ -113,6 +113,8 @@ class Candidate(NamedTuple):
     # be a CUDA one (xformers, vllm, flash-attn; torchao's kernels are optional)
     needs_required_cuda: bool = False
     torch_cuda: str = ""  # the CUDA versions of the build it is made against that it serves (records.Build.torch_cuda)
+    environment: tuple[tuple[str, str], ...] = ()  # variables the build needs set to run here (HSA_OVERRIDE_GFX_VERSION)
+    index_packages: tuple[str, ...] = ()  # what it requires that only its index serves (records.Build.index_packages)
 
     @property
     def label(self) -> str:

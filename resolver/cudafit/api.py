@@ -46,11 +46,13 @@ def describe(
     jetson: bool = False,
     macos: Optional[str] = None,
     wsl: bool = False,
+    gfx: Union[str, Sequence[str], None] = None,
 ) -> Machine:
     """A machine described, as the CLI's --os/--arch/--python/--driver/--gpu/--compute-capability/
-    --jetson/--macos describe one. The GPU side is never read from this machine: a driver left out
-    is unknown (answers go per driver floor), `driver="none"` means no NVIDIA driver. os, arch and
-    python left out are this machine's, as on the command line."""
+    --jetson/--macos/--gfx describe one (`gpus` takes AMD and Intel names too; `gfx` AMD LLVM
+    targets). The GPU side is never read from this machine: a driver left out is unknown (answers
+    go per driver floor), `driver="none"` means no NVIDIA driver; only AMD or Intel GPUs described
+    mean no NVIDIA driver. os, arch and python left out are this machine's, as on the command line."""
     from cudafit import detection
     from cudafit.machine import MachineOptions, build_machine
 
@@ -58,11 +60,12 @@ def describe(
         _text_or_none(name, value)
     gpus = _texts("gpus", gpus)
     ccs = _texts("compute_capability", compute_capability)
+    targets = _texts("gfx", gfx)
     if wsl:
         if os not in (None, "linux", "wsl"):
             raise InputError("WSL runs Linux under Windows", field="wsl", value=True, others=(("os", os),))
         os = "wsl"
-    opts = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos)
+    opts = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos, gfx=targets)
 
     def unknown(*_args: object, **_kwargs: object) -> detection.DriverReading:
         return detection.DriverReading(None, False, (), False, None, (answers.DRIVER_NOT_GIVEN, answers.GPU_NOT_GIVEN))

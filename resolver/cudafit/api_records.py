@@ -39,6 +39,9 @@ class Gpu:
     name: Optional[str] = None  # as nvidia-smi prints it; None where only the compute capability is known
     compute_capability: Optional[str] = None  # "8.6"; None: unknown
     memory_mib: Optional[int] = None
+    vendor: str = "nvidia"  # nvidia | amd | intel
+    target: Optional[str] = None  # AMD: its LLVM target (gfx1100); Intel: its device code (dg2)
+    integrated: bool = False  # an APU's or a CPU's GPU
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +68,9 @@ class Machine:
                 name=g.name,
                 compute_capability=f"{g.compute_capability[0]}.{g.compute_capability[1]}" if g.compute_capability else None,
                 memory_mib=g.memory_mib,
+                vendor=g.vendor,
+                target=g.target,
+                integrated=g.integrated,
             )
             for g in m.gpus
         )
@@ -84,7 +90,10 @@ class Machine:
         )
 
     def to_record(self) -> records.Machine:
-        gpus = tuple(records.GpuInfo(g.name, records.parse_cc(g.compute_capability) if g.compute_capability else None, g.memory_mib) for g in self.gpus)
+        gpus = tuple(
+            records.GpuInfo(g.name, records.parse_cc(g.compute_capability) if g.compute_capability else None, g.memory_mib, g.vendor, g.target, g.integrated)
+            for g in self.gpus
+        )
         return records.Machine(
             os=self.os,
             arch=self.arch,

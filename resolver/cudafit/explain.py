@@ -89,8 +89,17 @@ def notes(
         lines.append(
             f"passed over {candidate.family} {compact(unverified)}: may run, but which GPU architectures those builds carry is unknown in cudafit's data"
         )
+    cpu = [b for b in lower if b.endswith("+cpu")] if candidate.kind != "cpu" else []
+    lower = [b for b in lower if b not in cpu]
     if lower:
-        lines.append(f"passed over {candidate.family} {compact(lower)}: ranked lower (PTX JIT only, or needs a system CUDA)")
+        why = (
+            "PTX JIT only, or needs a system CUDA"
+            if candidate.kind == "cuda"
+            else "an older ROCm, kernels through a workaround, GPU targets unknown, or only reported to exist"
+        )
+        lines.append(f"passed over {candidate.family} {compact(lower)}: ranked lower ({why})")
+    if cpu:
+        lines.append(f"passed over {candidate.family} {compact(cpu)}: CPU builds, and a GPU build runs here")
     return lines
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from cudafit import vendor_gpus
 from cudafit.answers import DRIVER_NOT_GIVEN, GPU_NOT_GIVEN
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu
@@ -46,10 +47,11 @@ class MachineOptions(NamedTuple):
     detect_extras: bool = False  # toolkits and frameworks (only `detect` and `doctor` need them)
     macos: Optional[str] = None  # --macos X.Y
     env_prefix: Optional[str] = None  # detect --env: the environment whose frameworks are listed
+    gfx: tuple[str, ...] = ()  # --gfx gfx1100: AMD GPUs by their LLVM target
 
     @property
     def describes_gpus(self) -> bool:
-        return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson
+        return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx)
 
 
 def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
@@ -155,7 +157,15 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         for name in opts.gpus:
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
-                raise unknown_gpu(name, matrices)
+                other, warning = vendor_gpus.by_name(name, matrices)
+                if other is None:
+                    raise unknown_gpu(name, matrices)
+                if opts.jetson:
+                    raise InputError("a Jetson's GPU is its own module's (Orin, Thor, ...)", field="jetson", value=True, others=(("gpus", name),))
+                if warning:
+                    warnings.append(warning)
+                gpus.append(other)
+                continue
             if opts.jetson and model.segment != "jetson":
                 raise InputError(
                     f"a Jetson's GPU is its own module's (Orin, Thor, ...), not a {model.segment} card", field="jetson", value=True, others=(("gpus", name),)
@@ -173,13 +183,21 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                 known = sorted({c for a in matrices.architectures for c in a.compute_capabilities})
                 raise InputError("no NVIDIA GPU has it; known: " + ", ".join(f"{a}.{b}" for a, b in known), field="compute_capability", value=text)
             gpus.append(GpuInfo(name=None, compute_capability=cc))
+        for text in opts.gfx:
+            if opts.jetson:
+                raise InputError("a Jetson's GPU is its own module's (Orin, Thor, ...)", field="jetson", value=True, others=(("gfx", text),))
+            gpus.append(vendor_gpus.by_gfx(text, matrices))
+        if not driver_known and gpus and all(g.vendor != "nvidia" for g in gpus):
+            # only AMD or Intel GPUs described: no NVIDIA driver is there to load a CUDA build
+            driver_known = True
         gpus_known = bool(gpus) or (driver_known and driver is None)
-        if driver_known and driver is None and gpus:
+        if opts.driver is not None and driver is None and any(g.vendor == "nvidia" for g in gpus):
             warnings.append("--driver none with a GPU: no NVIDIA driver means no CUDA build can run")
         if not driver_known:
             warnings.append(DRIVER_NOT_GIVEN)
         if not gpus_known:
             warnings.append(GPU_NOT_GIVEN)
+        warnings.extend(_left_out(gpus, driver, driver_known))
         return Machine(
             os=os_name,
             arch=arch,
@@ -218,6 +236,18 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                     warnings.append(warning)
                 gpu = GpuInfo(gpu.name, model.compute_capability, gpu.memory_mib)
         gpus.append(gpu)
+    gpus_known = reading.gpus_known
+    if os_name == "linux":
+        from cudafit import sysfs_gpus
+
+        others = sysfs_gpus.read(matrices)
+        warnings.extend(others.warnings)
+        gpus += others.gpus
+        gpus_known = gpus_known or bool(others.gpus)
+        if others.nvidia_pci and driver is None and reading.driver_known:
+            shown = ", ".join(f"10de:{d.device}" for d in others.nvidia_pci)
+            warnings.append(f"an NVIDIA GPU is on the PCI bus ({shown}) but no NVIDIA driver answers: install the driver for CUDA builds")
+    warnings.extend(_left_out(gpus, driver, reading.driver_known))
     return Machine(
         os=os_name,
         arch=arch,
@@ -225,7 +255,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         driver=driver,
         driver_known=reading.driver_known,
         gpus=tuple(gpus),
-        gpus_known=reading.gpus_known,
+        gpus_known=gpus_known,
         jetson=opts.jetson or detect.detect_jetson(),
         cuda_driver_max=reading.cuda_driver_max or cuda_driver_max(driver, os_name, matrices.toolkits.values()),
         warnings=tuple(warnings),
@@ -233,6 +263,19 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         macos=macos,
         **_installed(opts)._asdict(),
     )
+
+
+def _left_out(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
+    """A hybrid machine: the answer is for its NVIDIA GPU (or its discrete one); say which it leaves out."""
+    from cudafit.vendor_rules import left_out
+
+    probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))
+    hidden = left_out(probe)
+    if not hidden:
+        return []
+    shown = ", ".join(f"{g.name or g.vendor.upper() + ' GPU'} ({g.target or 'unknown target'})" for g in hidden)
+    which = "the NVIDIA GPU" if any(g.vendor == "nvidia" for g in gpus) and driver is not None else "the discrete GPU"
+    return [f"the answer is for {which}; {shown} is left out"]
 
 
 class _Installed(NamedTuple):
@@ -274,6 +317,9 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
         }
         if full:
             item["memory_mib"] = gpu.memory_mib
+        if gpu.vendor != "nvidia":  # AMD and Intel GPUs: whose, and the target their kernels are built for
+            item["vendor"] = gpu.vendor
+            item["target"] = gpu.target
         gpus.append(item)
     out["gpus"] = gpus
     if full:

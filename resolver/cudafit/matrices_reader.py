@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import wheels_data
+from cudafit import gpu_tables_data, wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -30,6 +30,7 @@ from cudafit.fields import (
     read_version,
 )
 from cudafit.frameworks import readers
+from cudafit.gpu_tables_data import AMD_FILE, INTEL_FILE
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
 
@@ -107,7 +108,9 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     }
     prefixes = tuple(r.DATA_PREFIX for r in every.values())
     wheel_files = wheels_data.read(wheels_data.FILE, docs[wheels_data.FILE], dates) if wheels_data.FILE in docs else {}
-    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE} - {r for r in docs if r.startswith(prefixes)}
+    amd_gpus, gfx_targets = gpu_tables_data.read_amd(docs[AMD_FILE], dates) if AMD_FILE in docs else ({}, {})
+    intel_gpus = gpu_tables_data.read_intel(docs[INTEL_FILE], dates) if INTEL_FILE in docs else {}
+    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE, AMD_FILE, INTEL_FILE} - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
     return Matrices(
@@ -122,6 +125,9 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         unknown_driver_major=unknown_driver_major,
         pythons=_pythons(frameworks),
         wheel_files=wheel_files,
+        amd_gpus=amd_gpus,
+        gfx_targets=gfx_targets,
+        intel_gpus=intel_gpus,
     )
 
 

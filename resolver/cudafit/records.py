@@ -8,6 +8,8 @@ from typing import Literal, NamedTuple, Optional, Protocol
 
 from packaging.version import Version
 
+from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel
+
 # A compute capability as (major, minor): (8, 6) is sm_86.
 CC = tuple[int, int]
 
@@ -23,9 +25,9 @@ class Shortfall(NamedTuple):
     """What a build needs that the machine lacks, as values beside the reason's words (a launcher
     acts on them: "needs driver 580.65.06, has 535.104.05")."""
 
-    quantity: Literal["driver", "compute-capability", "python"]
-    needs: str  # the driver floor; the build's kernels ("sm_75, sm_80; PTX compute_80"); its Pythons ("3.10-3.13")
-    has: str  # the machine's driver ("none" where there is none), GPU architecture (sm_61) or Python
+    quantity: Literal["driver", "compute-capability", "gfx", "python"]
+    needs: str  # the driver floor; the build's kernels ("sm_75, sm_80; PTX compute_80", AMD's "gfx1030, gfx1100"); its Pythons ("3.10-3.13")
+    has: str  # the machine's driver ("none" where there is none), GPU architecture (sm_61, gfx1010) or Python
 
 
 PLATFORMS = (
@@ -165,6 +167,20 @@ class Build(NamedTuple):
     # bitsandbytes: the CUDA versions of torch whose native library this build stands for
     # (">=12.1,<12.8"): it loads the library of torch's CUDA version; "" for any of its major.
     torch_cuda: str = ""
+    # torch ROCm builds: the AMD GPU targets its own kernels are compiled for (PYTORCH_ROCM_ARCH;
+    # None: unknown), those of them its bundled rocBLAS has no kernels for (listed, yet matrix
+    # products fail), and how the ROCm libraries come: "bundled" in the wheel, or "wheels" (the
+    # rocm[...] packages it requires from its index, 7.14 on)
+    gfx: Optional[frozenset[str]] = None
+    gfx_no_blas: frozenset[str] = frozenset()
+    rocm_libraries: str = ""
+    # torch XPU builds: per platform, the Intel GPU device codes its kernels are precompiled for
+    # (others JIT-compile them from SPIR-V at first use); None: unknown
+    xpu_aot: Optional[dict[str, frozenset[str]]] = None
+    # torch ROCm and XPU builds: the distributions it requires that only its own index serves in a
+    # usable version (triton-rocm, the rocm wheels): an installer that takes other packages from
+    # PyPI (uv with an explicit index) must route these to the index too
+    index_packages: tuple[str, ...] = ()
 
     def grade(self, fact: str) -> str:
         found = self.evidence.get(fact)
@@ -294,6 +310,9 @@ class Matrices(NamedTuple):
     unknown_driver_major: int = 12  # with the driver unknown, answer for this CUDA major's floor (nvidia.toml)
     pythons: tuple[tuple[int, int], ...] = ()  # every CPython minor some release has wheels for, oldest first
     wheel_files: Mapping[str, tuple[WheelFiles, ...]] = {}  # distribution -> its releases' files, newest first
+    amd_gpus: Mapping[str, AmdModel] = {}  # normalised name (and alias) -> model (amd.toml)
+    gfx_targets: Mapping[str, GfxTarget] = {}  # gfx1031 -> what the data knows of it (amd.toml)
+    intel_gpus: Mapping[str, IntelModel] = {}  # normalised name (and alias) -> model (intel.toml)
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:
@@ -317,8 +336,11 @@ LibraryRelease = OrtRelease
 
 class GpuInfo(NamedTuple):
     name: Optional[str]
-    compute_capability: Optional[CC]
+    compute_capability: Optional[CC]  # NVIDIA only
     memory_mib: Optional[int] = None
+    vendor: str = "nvidia"  # nvidia | amd | intel
+    target: Optional[str] = None  # AMD: its LLVM target (gfx1100); Intel: its device code (dg2)
+    integrated: bool = False  # an APU's or a CPU's GPU, which a discrete GPU beside it outranks
 
 
 class Machine(NamedTuple):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cudafit.answers import Candidate, Rejection, Resolution
-from cudafit.emit import stack_versions
+from cudafit.emit import environment, stack_versions
 from cudafit.emit.pip import commands
 from cudafit.evidence import graded_facts
 from cudafit.explain import said
@@ -51,6 +51,7 @@ def resolution_json(res: Resolution) -> dict:
         "notes": list(res.notes),
         "warnings": list(res.warnings),
         **_floors_json(res),
+        **({"environment": environment(res)} if environment(res) else {}),
     }
 
 
@@ -101,13 +102,24 @@ def _evidence_json(candidate: Candidate, name: str) -> dict:
     return {"evidence": {fact: unknown if ev.grade == "unknown" else {"grade": ev.grade, "source": list(ev.source)} for fact, ev in graded.items()}}
 
 
+def _stack(c: Candidate) -> str:
+    """What a build without CUDA runs on: ROCm 7.2, Intel XPU, or the CPU."""
+    if c.kind == "rocm":
+        return f"ROCm {c.tag.removeprefix('rocm')}"
+    return "Intel XPU" if c.tag == "xpu" else "CPU"  # emit.other_stack says it of a whole set
+
+
 def describe_machine(res: Resolution) -> str:
     return describe(res.machine)
 
 
 def describe(m: Machine) -> str:
     gpus = ", ".join(
-        f"{g.name or 'GPU'} (sm_{g.compute_capability[0]}{g.compute_capability[1]})" if g.compute_capability else f"{g.name or 'GPU'} (unknown sm)"
+        f"{g.name or 'GPU'} (sm_{g.compute_capability[0]}{g.compute_capability[1]})"
+        if g.compute_capability
+        else f"{g.name or g.vendor.upper() + ' GPU'} ({g.target})"
+        if g.target
+        else f"{g.name or 'GPU'} (unknown sm)"
         for g in m.gpus
     )
     if not m.driver_known:
@@ -130,7 +142,7 @@ def resolution_text(res: Resolution) -> str:
         lines += [f"  - {c}" for c in res.conflicts]
     else:
         for c in res.candidates:
-            stack = (f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.loads_cudnn else f"CUDA {c.cuda}, no cuDNN") if c.cuda else "CPU"
+            stack = (f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.loads_cudnn else f"CUDA {c.cuda}, no cuDNN") if c.cuda else _stack(c)
             wheels = [p for p in c.packages if p.supports]
             shown = ", ".join(p.requirement for p in c.packages if not p.supports)
             if wheels:

@@ -41,7 +41,10 @@ def detect(described: MachineOptions, env: Optional[str], as_json: bool) -> int:
         click.echo(f"driver:  {data['driver'] or 'none'}" + (f" (CUDA {data['cuda_driver_max']} max)" if data["cuda_driver_max"] else ""))
     for gpu in data["gpus"]:
         mem = f", {gpu['memory_mib']} MiB" if gpu.get("memory_mib") else ""
-        click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
+        if "vendor" in gpu:  # AMD, Intel: the target their kernels are built for
+            click.echo(f"gpu:     {gpu['name'] or gpu['vendor'].upper() + ' GPU'} ({gpu['target'] or 'target unknown'}{mem})")
+        else:
+            click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
     for tk in data["toolkits"]:
         click.echo(f"toolkit: CUDA {tk['version']} at {tk['path']}")
     for fw in data["frameworks"]:

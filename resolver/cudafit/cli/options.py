@@ -21,6 +21,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         click.option("--driver", metavar="VERSION", help="NVIDIA driver version as nvidia-smi prints it; 'none' for no driver."),
         click.option("--gpu", "gpus", metavar="NAME", multiple=True, help="A GPU by its nvidia-smi name (repeatable)."),
         click.option("--compute-capability", "ccs", metavar="X.Y", multiple=True, help="A GPU by compute capability (repeatable)."),
+        click.option("--gfx", "gfx", metavar="gfxNNNN", multiple=True, help="An AMD GPU by its LLVM target, as rocminfo prints it (repeatable)."),
         click.option("--os", "os_name", metavar="linux|windows|macos|wsl", help="The operating system."),
         click.option("--arch", metavar="x86_64|aarch64", help="The CPU architecture (arm64 = aarch64)."),
         click.option("--python", metavar="X.Y", help="The target Python."),
@@ -34,6 +35,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         driver: Optional[str],
         gpus: tuple[str, ...],
         ccs: tuple[str, ...],
+        gfx: tuple[str, ...],
         os_name: Optional[str],
         arch: Optional[str],
         python: Optional[str],
@@ -43,7 +45,15 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
     ) -> R:
         # The description becomes one plain object, so a command takes the machine as one value.
         described = MachineOptions(
-            driver=driver, gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=os_name, arch=arch, python=python, jetson=jetson, macos=macos_version
+            driver=driver,
+            gpus=tuple(gpus),
+            compute_capabilities=tuple(ccs),
+            os=os_name,
+            arch=arch,
+            python=python,
+            jetson=jetson,
+            macos=macos_version,
+            gfx=tuple(gfx),
         )
         return func(*args, described=described, **kwargs)
 

@@ -12,10 +12,12 @@ from cudafit.doctor.platform_checks import dead_ends
 from cudafit.doctor.python_checks import python, python_support, unreadable
 from cudafit.doctor.stack_checks import built_against, cuda_stacks
 from cudafit.doctor.system_checks import loading, system_cuda
+from cudafit.doctor.vendor_checks import amd_and_intel
 
 CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     driver_and_gpus,
     cpu_builds,
+    amd_and_intel,
     driver_floor,
     kernels,
     cuda_stacks,

@@ -79,14 +79,24 @@ class Repair:
             libraries = {b.family for b in self.env.libraries}
             order = sorted(families, key=lambda f: (f not in libraries, f))
             attempts = [families] + [families - {f} for f in order] + [frozenset()]
+            fallback: Optional[tuple[Resolution, frozenset[str]]] = None
             for keep in dict.fromkeys(attempts):
                 try:
                     res = resolve(self._specs(keep), self.machine, self.matrices, Policy())
                 except InputError:
                     continue
-                if res.ok:
-                    self._solved = (res, keep)
-                    break
+                if not res.ok:
+                    continue
+                if keep and _cpu_beside_gpu(res):
+                    # the kept version has only a CPU build for this AMD or Intel GPU: another
+                    # release's GPU build is the better repair, where one runs
+                    fallback = fallback or (res, keep)
+                    continue
+                self._solved = (res, keep)
+                break
+            else:
+                if fallback is not None:
+                    self._solved = fallback
         return self._solved
 
     def keeps(self, family: str) -> bool:
@@ -137,3 +147,10 @@ def machine_args(machine: Machine) -> list[str]:
     if machine.jetson:
         args.append("--jetson")
     return args
+
+
+def _cpu_beside_gpu(res: Resolution) -> bool:
+    """A CPU build chosen where an AMD or Intel GPU is answered (the resolver ranks those last)."""
+    from cudafit.vendor_rules import cpu_beside
+
+    return cpu_beside(res.machine) is not None and any(c.kind == "cpu" for c in res.candidates)

@@ -10,6 +10,7 @@ from cudafit.doctor.context import Context, cuda_builds, cuda_of, data_build, fi
 from cudafit.doctor.fixes import ORT_GPU, gpu_here
 from cudafit.doctor.model import Finding
 from cudafit.records import Machine
+from cudafit.vendor_rules import answered_gpus
 
 # --- the driver and the GPUs ----------------------------------------------------------------------
 
@@ -57,7 +58,7 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
                 "Run nvidia-smi yourself; if it hangs or fails, reload the driver (a reboot does it) or reinstall it.",
             )
         )
-    elif m.driver is None:
+    elif m.driver is None and not answered_gpus(m, "amd") + answered_gpus(m, "intel"):  # an AMD or Intel GPU: vendor_checks
         if cuda:
             out.append(
                 finding(
@@ -66,7 +67,7 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
                     "Install the NVIDIA driver for your GPU (nvidia-smi must then list it), or use CPU builds.",
                 )
             )
-        elif m.gpus:
+        elif any(g.vendor == "nvidia" for g in m.gpus):
             out.append(finding("DR001", "No NVIDIA driver is installed.", "Install the NVIDIA driver for your GPU.", severity="warning"))
     hidden = ctx.environ.get("CUDA_VISIBLE_DEVICES")
     if hidden is not None and hidden.strip() in ("", "-1", "none", "NoDevFiles") and m.driver is not None:

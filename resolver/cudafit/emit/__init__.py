@@ -123,8 +123,23 @@ def summary(resolution: Resolution) -> str:
     """The set in a few words: 'torch 2.14.1+cu126 (CUDA 12.6, cuDNN 9.10)'."""
     parts = [c.shown.removesuffix(" (CPU)") for c in resolution.candidates]  # the stack says CPU
     cuda, cudnn = stack_versions(resolution)
-    stack = f"CUDA {cuda}, cuDNN {cudnn or 'unknown'}" if cuda else "CPU"
+    stack = f"CUDA {cuda}, cuDNN {cudnn or 'unknown'}" if cuda else other_stack(resolution)
     return f"{', '.join(parts)} ({stack})"
+
+
+def other_stack(resolution: Resolution) -> str:
+    """What a set without CUDA runs on: ROCm 7.2, Intel XPU, or the CPU."""
+    for c in resolution.candidates:
+        if c.kind == "rocm":
+            return f"ROCm {c.tag.removeprefix('rocm')}"
+        if c.tag == "xpu":
+            return "Intel XPU"
+    return "CPU"
+
+
+def environment(resolution: Resolution) -> dict[str, str]:
+    """The variables the set needs set when it runs (HSA_OVERRIDE_GFX_VERSION), in order."""
+    return {name: value for c in resolution.candidates for name, value in c.environment}
 
 
 def header(resolution: Resolution, described: str = "", title: str = "") -> str:

@@ -4,7 +4,7 @@ import json
 import re
 
 from cudafit.answers import Resolution
-from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
+from cudafit.emit import EmitOptions, cuda_from_conda, environment, header, install_groups
 from cudafit.emit.conda import channel_packages, check_env_name
 
 # A plain YAML scalar that reads back as this very string; anything else (`yes`, `null`, `1.0`,
@@ -45,4 +45,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if group.find_links:
             lines.append(f"      - --find-links {group.find_links}")
         lines += [f"      - {r}" for r in group.requirements]
+    variables = environment(resolution)
+    if variables:  # conda sets these on `conda activate`
+        lines.append("variables:")
+        lines += [f"  {name}: {yaml_name(value)}" for name, value in variables.items()]
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import shlex
 
 from cudafit.answers import Resolution
-from cudafit.emit import EmitOptions, compiled_here, cuda_from_conda, install_groups
+from cudafit.emit import EmitOptions, compiled_here, cuda_from_conda, environment, install_groups
 
 
 def commands(resolution: Resolution, installer: str = "pip install") -> list[str]:
@@ -19,6 +19,8 @@ def commands(resolution: Resolution, installer: str = "pip install") -> list[str
         flags += f" --index-url {group.index_url}" if group.index_url else ""
         flags += f" -f {group.find_links}" if group.find_links else ""
         lines.append(f"{installer}{flags} " + " ".join(shlex.quote(r) for r in group.requirements))
+    for name, value in environment(resolution).items():
+        lines.append(f"# then, wherever it runs: export {name}={shlex.quote(value)}")
     return lines
 
 

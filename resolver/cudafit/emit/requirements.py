@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cudafit.answers import Resolution
-from cudafit.emit import EmitOptions, cuda_from_conda, header, install_groups
+from cudafit.emit import EmitOptions, cuda_from_conda, environment, header, install_groups
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
@@ -15,4 +15,5 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if group.find_links:
             lines.append(f"--find-links {group.find_links}")
         lines.extend(group.requirements)
+    lines += [f"# then, wherever it runs: export {name}={value}" for name, value in environment(resolution).items()]
     return "\n".join(lines) + "\n"

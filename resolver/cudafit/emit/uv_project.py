@@ -123,7 +123,8 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         kept if marked else lambda _item: None,
     )
     _narrow_requires_python(project, resolution)
-    _edit_tool_uv(doc, resolution, ours, here, marked)
+    routed = {canonicalize_name(name) for c in resolution.candidates for name in c.index_packages}
+    _edit_tool_uv(doc, resolution, ours | routed, here, marked)
     return _with_header(tomlkit.dumps(doc), resolution, options)
 
 
@@ -154,13 +155,19 @@ def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callab
                 split_by_platform[canonicalize_name(key)] = value
                 continue
         del sources[key]
-    for pin in resolution.packages:
-        if pin.index_url is None:
+    # What a build requires that only its index serves (triton-rocm, the rocm wheels) is routed
+    # there too: with an explicit index, uv takes every other name from PyPI.
+    routes = [(pin.name, pin.index_url) for pin in resolution.packages]
+    for c in resolution.candidates:
+        url = c.packages[0].index_url if c.packages else None
+        routes += [(name, url) for name in c.index_packages if url is not None]
+    for pin_name, index_url in routes:
+        if index_url is None:
             continue
-        name = index_name(pin.index_url)
+        name = index_name(index_url)
         if not any(i.get("name") == name for i in indexes):
             entry = tomlkit.inline_table() if inline else tomlkit.table()
-            entry.update({"name": name, "url": pin.index_url, "explicit": True})
+            entry.update({"name": name, "url": index_url, "explicit": True})
             if not inline and indexes:
                 # a blank line between tables, as uv and people write them, and after the last as before
                 if ends_blank(indexes[-1]):
@@ -170,7 +177,7 @@ def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callab
             indexes.append(entry)
         route = tomlkit.inline_table()
         route["index"] = name
-        others = split_by_platform.pop(canonicalize_name(pin.name), None)
+        others = split_by_platform.pop(canonicalize_name(pin_name), None)
         if others is not None:
             route["marker"] = platform_marker(resolution) or "true"
             others.append(route)
@@ -178,9 +185,9 @@ def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callab
             route["marker"] = platform_marker(resolution) or "true"
             split = tomlkit.array()
             split.append(route)
-            sources[pin.name] = split
+            sources[pin_name] = split
         else:
-            sources[pin.name] = route
+            sources[pin_name] = route
     # Old JAX CUDA wheels live on a find-links page, which uv reads from [tool.uv] find-links.
     links = sorted({p.find_links for p in resolution.packages if p.find_links})
     if links:

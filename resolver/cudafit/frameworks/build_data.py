@@ -115,7 +115,10 @@ def read_library(
 
 # The shared fields of a build that only some frameworks have; each framework names those it reads,
 # so a field it would ignore is an error, not a silently dropped fact.
-OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins", "route", "pins", "local"))
+# Facts of a non-CUDA build that a framework may record (torch's ROCm and XPU builds): each graded
+# in the build's evidence where it is given, read by the framework's own reader
+ACCELERATOR_FACTS = ("gfx", "gfx_no_blas", "rocm_libraries", "xpu_aot", "index_packages")
+OPTIONAL_FIELDS = frozenset(("python", "index_url", "package", "extras", "pypi_pins", "route", "pins", "local", *ACCELERATOR_FACTS))
 ROUTES = ("asset", "source")  # besides a wheel on its index (records.Build.route)
 
 
@@ -217,6 +220,7 @@ def read_build(e: Entry, toolkits: dict, *, fields: frozenset[str] = frozenset()
         # A library's pure-Python wheel still goes with one torch (torchao's): it may name it.
         pins = optional("pins", read_pins_or_unknown)
         known = {"exists": True, **({"pins": True} if pins is not None else {})}
+        known.update({fact: True for fact in ACCELERATOR_FACTS if fact in fields and fact in e.raw})
         return Build(kind=kind, pins=pins, evidence=read_evidence(e, known, optional=set()), **common)
     # cu126 is a build of CUDA 12.6 (torch's local tags); cu12 a flavour of CUDA 12.x (the others')
     digits = match.group(1)

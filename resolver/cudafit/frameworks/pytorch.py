@@ -18,7 +18,7 @@ from typing import Optional, Union
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudafit import evidence, rules
+from cudafit import evidence, rules, vendor_rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks.base import python_range
 from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, TorchRelease, driver_key
@@ -140,9 +140,11 @@ def candidates(
             if isinstance(verdict, Rejection):
                 rejected.append(verdict)
                 continue
-            options.append((*verdict, variant))
-        for (tier, preference), why, warnings, variant in options:
+            options.append((verdict, variant))
+        for ((tier, preference), why, warnings, *environment), variant in options:
             candidate = _candidate(release, variant, specs, machine, matrices, why, warnings)
+            if environment:
+                candidate = candidate._replace(environment=environment[0])
             ranked.append(((tier, age, preference), candidate))
     ranked.sort(key=lambda item: item[0])
     return [candidate for _key, candidate in ranked], rejected
@@ -207,8 +209,8 @@ def _judge(
     driver_problem: Optional[str],
     siblings: dict[str, tuple[str, list[tuple[Version, Build]]]],
     verdicts: dict[tuple, rules.BuildVerdict],
-) -> Union[Rejection, tuple[tuple[int, Union[int, tuple[int, int]]], tuple[str, ...], tuple[str, ...]]]:
-    """Either a Rejection or ((sort key), why, warnings)."""
+) -> Union[Rejection, tuple]:
+    """Either a Rejection or ((sort key), why, warnings[, environment])."""
 
     def reject(constraint: Constraint, reason: str, evidence: str = "", cause: str = "", shortfall: Optional[Shortfall] = None) -> Rejection:
         return Rejection(FAMILY, release.version, variant.tag, constraint, reason, evidence, cause, shortfall=shortfall)
@@ -218,6 +220,10 @@ def _judge(
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
         if rules.gpu_usable(machine) and not policy.cpu:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU", cause=CPU_BESIDE_GPU)
+        beside = None if policy.cpu else vendor_rules.cpu_beside(machine)
+        if beside:
+            # An AMD or Intel GPU is here: any build of its kind ranks first; this one only where none runs
+            return ((3, 0), (f"CPU build; {evidence_text(variant)}",), (beside,))
         if on_mac:
             cpu_why = (
                 "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"
@@ -231,8 +237,18 @@ def _judge(
         if on_mac and not machine.macos and need:
             notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
         return ((0, 0), (f"{cpu_why}; {evidence_text(variant)}",), notes)
-    if variant.kind == "rocm":
-        return reject("accelerator", "ROCm build, for AMD GPUs")
+    if variant.kind == "rocm" or variant.tag == "xpu":
+        fit = vendor_rules.judge_rocm(variant, machine, matrices) if variant.kind == "rocm" else vendor_rules.judge_xpu(variant, machine)
+        if isinstance(fit, rules.Refusal):
+            return reject(fit.constraint, fit.reason, evidence_text(variant) if fit.shortfall else "", shortfall=fit.shortfall)
+        if policy.cpu:
+            return reject("accelerator", f"{variant.tag} build; --cpu asked for a CPU build")
+        # the newer ROCm first within a release (its libraries know the newer GPUs)
+        newer = -sum(int(part) * 100**i for i, part in enumerate(reversed((variant.rocm or "0").split("."))))
+        # a build only reported to exist (the 2.15 ROCm folders) yields to one the project declares:
+        # an answer that 404s at install is worse than one release older
+        hearsay = int(variant.grade("exists") == "reported")
+        return ((fit.tier + hearsay, newer), (f"{fit.why}; {evidence_text(variant)}",), fit.warnings, fit.environment)
     if variant.kind != "cuda":
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
@@ -374,4 +390,5 @@ def _candidate(
         evidence=dict(variant.evidence),
         warnings=tuple(extra_warnings),
         conda_channel_cuda=release.conda_cuda,
+        index_packages=variant.index_packages,
     )

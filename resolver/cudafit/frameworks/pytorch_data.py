@@ -15,15 +15,17 @@ from cudafit.fields import (
     read_str,
     read_str_list,
 )
-from cudafit.frameworks.build_data import read_line
+from cudafit.frameworks.build_data import ACCELERATOR_FACTS, read_line
+from cudafit.gpu_tables_data import AOT_ALIASES, INTEL_DEVICES, read_gfx
 from cudafit.records import PLATFORMS, Build, Evidence, TorchRelease
 
 DATA_PREFIX = "pytorch/torch-"
+FIELDS = frozenset(("python", "pypi_pins", *ACCELERATOR_FACTS))
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[TorchRelease]:
     out = []
-    for version, e, r, own in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("python", "pypi_pins")), more=_build):
+    for version, e, r, own in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, fields=FIELDS, more=_build):
         pypi_only = []
         for platform, tag in r["pypi_variant"].items():
             if platform not in r["platforms"]:
@@ -87,5 +89,47 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
         rocm = e.get("rocm", read_str)
         if build.tag != f"rocm{rocm}":
             raise e.fail("rocm", f"does not match the tag {build.tag!r}")
-        return {"rocm": rocm}
+        gfx = e.get("gfx", _gfx_list, required=False)
+        no_blas = frozenset(e.get("gfx_no_blas", _gfx_list, required=False, default=[]))
+        if no_blas and (gfx is None or not no_blas <= gfx):
+            raise e.fail("gfx_no_blas", "names targets that are not in the build's gfx list")
+        libraries = e.get("rocm_libraries", _rocm_libraries, required=False, default="")
+        return {"rocm": rocm, "gfx": gfx, "gfx_no_blas": no_blas, "rocm_libraries": libraries, **_index_packages(e)}
+    if build.tag == "xpu":
+        return {"xpu_aot": e.get("xpu_aot", lambda v: _xpu_aot(v, build.platforms), required=False), **_index_packages(e)}
     return {}
+
+
+def _index_packages(e: Entry) -> dict[str, Any]:
+    return {"index_packages": tuple(e.get("index_packages", read_str_list, required=False, default=[]))}
+
+
+def _gfx_list(value: Any) -> frozenset[str]:
+    targets = read_str_list(value)
+    for target in targets:
+        read_gfx(target)
+    if len(set(targets)) != len(targets):
+        raise ValueError("names a target twice")
+    return frozenset(targets)
+
+
+def _rocm_libraries(value: Any) -> str:
+    if value not in ("bundled", "wheels"):
+        raise ValueError("expected 'bundled' (in the wheel) or 'wheels' (the rocm packages it requires)")
+    return str(value)
+
+
+def _xpu_aot(value: Any, platforms: frozenset[str]) -> dict[str, frozenset[str]]:
+    if not isinstance(value, dict):
+        raise TypeError("expected a table of platform = [device codes]")
+    out = {}
+    for platform, devices in value.items():
+        if platform not in platforms:
+            raise ValueError(f"{platform!r} is not a platform of this build")
+        codes = read_str_list(devices)
+        unknown = sorted(set(codes) - INTEL_DEVICES - set(AOT_ALIASES))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not an Intel device code of intel.toml")
+        # each code as the device codes of intel.toml it covers
+        out[platform] = frozenset(d for code in codes for d in AOT_ALIASES.get(code, frozenset((code,))))
+    return out

@@ -1,0 +1,37 @@
+"""The records of the AMD and Intel GPU tables (amd.toml, intel.toml): a GPU's name and PCI ids
+lead to the target its kernels are compiled for, which the builds' lists are checked against."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+
+class AmdModel(NamedTuple):
+    """An AMD GPU of amd.toml: its LLVM target (gfx1100) decides which builds carry its kernels."""
+
+    name: str
+    gfx: str
+    pci_ids: tuple[str, ...]  # lower-case hex device ids (vendor 0x1002)
+    segment: str  # radeon | radeon-pro | instinct | apu
+    memory_gb: Optional[float] = None
+
+
+class GfxTarget(NamedTuple):
+    """What the data knows of an AMD GPU target beyond the builds' lists."""
+
+    target: str  # gfx1031
+    override: Optional[str] = None  # HSA_OVERRIDE_GFX_VERSION value reported to run it on another target's kernels
+    override_grade: str = ""  # reported: a workaround users run, never AMD's support
+    override_sources: tuple[str, ...] = ()  # amd.toml [sources] keys
+    notes: str = ""
+
+
+class IntelModel(NamedTuple):
+    """An Intel GPU of intel.toml: its device code (dg2, bmg, pvc, mtl-h, ...) names the builds'
+    precompiled kernels it uses."""
+
+    name: str
+    device: str
+    pci_ids: tuple[str, ...]  # lower-case hex device ids (vendor 0x8086)
+    segment: str  # arc | datacenter | igpu
+    xpu: bool = True  # False: no torch XPU build supports this family

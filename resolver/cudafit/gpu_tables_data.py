@@ -1,0 +1,137 @@
+"""Reading matrices/amd.toml and matrices/intel.toml: AMD and Intel GPUs by name and PCI id, and
+what the data knows of each AMD target (matrices/README.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudafit.fields import Entry, entries, only_keys, read_header, read_positive_number, read_str, read_str_list
+from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel
+
+AMD_FILE = "amd.toml"
+INTEL_FILE = "intel.toml"
+AMD_SEGMENTS = frozenset(("radeon", "radeon-pro", "instinct", "apu"))
+INTEL_SEGMENTS = frozenset(("arc", "datacenter", "igpu"))
+INTEL_DEVICES = frozenset(("dg2", "bmg", "pvc", "mtl-h", "mtl-u", "arl-h", "lnl-m", "ptl-h", "ptl-u"))
+# Names the builds' lists use for several device codes (the compiler's family names and aliases)
+AOT_ALIASES = {
+    "mtl": frozenset(("mtl-u",)),
+    "ptl": frozenset(("ptl-h", "ptl-u")),
+    "xe-lpg": frozenset(("mtl-h", "mtl-u")),
+    "xe2-lpg": frozenset(("lnl-m",)),
+    "xe2-hpg": frozenset(("bmg",)),
+    "ats-m150": frozenset(),  # Data Center GPU Flex, not in intel.toml
+}
+GFX = re.compile(r"gfx[0-9]{2,4}[0-9a-f]")
+_PCI_ID = re.compile(r"[0-9a-f]{4}")
+_OVERRIDE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
+_SEPARATORS = re.compile(r"[\s\-_]+")
+# The words a name carries that tell nothing about the chip: brands, trademark marks, "Graphics"
+_NOISE = re.compile(r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b")
+
+
+def normalize_name(name: str) -> str:
+    """`AMD Radeon RX 7900 XTX` and `Radeon RX 7900 XTX`, `Intel(R) Arc(TM) A770 Graphics` and
+    `Arc A770` are one key each."""
+    text = _NOISE.sub(" ", name.lower())
+    return _SEPARATORS.sub(" ", text).strip()
+
+
+def read_gfx(value: Any) -> str:
+    text = read_str(value)
+    if not GFX.fullmatch(text):
+        raise ValueError("expected an LLVM target like gfx1100 or gfx90a")
+    return text
+
+
+def _pci_ids(value: Any) -> tuple[str, ...]:
+    ids = read_str_list(value)
+    for item in ids:
+        if not _PCI_ID.fullmatch(item):
+            raise ValueError(f"{item!r} is not a PCI device id of four lower-case hex digits")
+    return tuple(ids)
+
+
+def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str, GfxTarget]]:
+    only_keys(AMD_FILE, doc, {"gpu", "gfx"})
+    sources = read_header(AMD_FILE, doc)
+    dates.append(doc["data_date"])
+    table: dict[str, AmdModel] = {}
+    for i, raw in enumerate(entries(AMD_FILE, doc, "gpu", "gpu"), 1):
+        e = Entry(AMD_FILE, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        segment = e.get("segment", read_str)
+        if segment not in AMD_SEGMENTS:
+            raise e.fail("segment", f"expected one of {', '.join(sorted(AMD_SEGMENTS))}")
+        model = AmdModel(
+            name=e.get("name", read_str),
+            gfx=e.get("gfx", read_gfx),
+            pci_ids=e.get("pci_ids", _pci_ids),
+            segment=segment,
+            memory_gb=e.get("memory_gb", read_positive_number, required=False),
+        )
+        _add_names(e, table, model, model.name)
+        e.finish()
+    targets: dict[str, GfxTarget] = {}
+    for i, raw in enumerate(entries(AMD_FILE, doc, "gfx", "gfx"), 1):
+        e = Entry(AMD_FILE, f"[[gfx]] #{i} ({raw.get('target', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        target = e.get("target", read_gfx)
+        if target in targets:
+            raise e.fail("target", "is listed twice")
+        override = e.get("override", _override, required=False)
+        grade = e.get("override_grade", read_str, required=override is not None, default="")
+        if override is None and grade:
+            raise e.fail("override_grade", "grades an override, and there is none")
+        if grade and grade != "reported":
+            raise e.fail("override_grade", "an override is a users' workaround: its grade is 'reported'")
+        targets[target] = GfxTarget(target, override, grade, tuple(raw.get("source", ())), e.raw.get("notes", ""))
+        e.finish()
+    return table, targets
+
+
+def read_intel(doc: dict, dates: list[str]) -> dict[str, IntelModel]:
+    only_keys(INTEL_FILE, doc, {"gpu", "pci"})
+    sources = read_header(INTEL_FILE, doc)
+    dates.append(doc["data_date"])
+    table: dict[str, IntelModel] = {}
+    for i, raw in enumerate(entries(INTEL_FILE, doc, "gpu", "gpu"), 1):
+        e = Entry(INTEL_FILE, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        segment = e.get("segment", read_str)
+        if segment not in INTEL_SEGMENTS:
+            raise e.fail("segment", f"expected one of {', '.join(sorted(INTEL_SEGMENTS))}")
+        model = IntelModel(name=e.get("name", read_str), device=e.get("device", _device), pci_ids=e.get("pci_ids", _pci_ids), segment=segment)
+        _add_names(e, table, model, model.name)
+        e.finish()
+    # PCI ids whose driver name is generic: detection finds the device code by id alone
+    for i, raw in enumerate(entries(INTEL_FILE, doc, "pci", "pci"), 1):
+        e = Entry(INTEL_FILE, f"[[pci]] #{i}", raw, sources)
+        device = e.get("device", _device)
+        ids = e.get("pci_ids", _pci_ids)
+        key = f"pci {device}"
+        if key in table:
+            raise e.fail("device", "has a [[pci]] entry already")
+        table[key] = IntelModel(name=f"Intel GPU ({device})", device=device, pci_ids=ids, segment="igpu" if device not in ("dg2", "bmg", "pvc") else "arc")
+        e.finish()
+    return table
+
+
+def _add_names(e: Entry, table: dict, model: Any, name: str) -> None:
+    for spelling in [name, *e.get("aliases", read_str_list, required=False, default=[])]:
+        key = normalize_name(spelling)
+        if key in table and table[key] != model:
+            raise e.fail("name", f"{spelling!r} is already listed as {table[key].name!r}")
+        table[key] = model
+
+
+def _override(value: Any) -> str:
+    text = read_str(value)
+    if not _OVERRIDE.fullmatch(text):
+        raise ValueError("expected a version like 10.3.0 (the form HSA_OVERRIDE_GFX_VERSION takes)")
+    return text
+
+
+def _device(value: Any) -> str:
+    text = read_str(value)
+    if text not in INTEL_DEVICES:
+        raise ValueError(f"expected one of {', '.join(sorted(INTEL_DEVICES))}")
+    return text

@@ -1,0 +1,148 @@
+"""The AMD and Intel facts the frameworks share: which of a machine's GPUs an answer is for, and
+whether a ROCm or XPU build carries kernels for them. Pure functions over Matrices and Machine,
+each answer with its reason (rules.py holds NVIDIA's)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Union
+
+from cudafit.records import Build, GpuInfo, Machine, Matrices, Shortfall
+from cudafit.rules import Refusal, gpu_usable
+
+
+def answered_gpus(machine: Machine, vendor: str) -> tuple[GpuInfo, ...]:
+    """The GPUs of `vendor` an answer is for: none where an NVIDIA GPU is usable (a discrete
+    NVIDIA card outranks an AMD or Intel one beside it, and CUDA builds are the answer there);
+    otherwise the discrete ones, and the integrated ones only where no discrete GPU is present."""
+    if gpu_usable(machine) and any(g.vendor == "nvidia" for g in machine.gpus):
+        return ()
+    ours = tuple(g for g in machine.gpus if g.vendor == vendor)
+    if any(not g.integrated for g in machine.gpus if g.vendor != "nvidia"):
+        return tuple(g for g in ours if not g.integrated)
+    return ours
+
+
+def left_out(machine: Machine) -> tuple[GpuInfo, ...]:
+    """The non-NVIDIA GPUs no answer is for (an iGPU beside a discrete GPU, any beside NVIDIA)."""
+    answered = answered_gpus(machine, "amd") + answered_gpus(machine, "intel")
+    return tuple(g for g in machine.gpus if g.vendor != "nvidia" and g not in answered)
+
+
+def gpu_label(gpu: GpuInfo) -> str:
+    return f"{gpu.name} ({gpu.target})" if gpu.name else str(gpu.target)
+
+
+def override_target(value: str) -> str:
+    """HSA_OVERRIDE_GFX_VERSION's 10.3.0 is the target gfx1030 (major, minor, stepping in hex)."""
+    major, minor, stepping = (int(part) for part in value.split("."))
+    return f"gfx{major}{minor}{stepping:x}"
+
+
+class Fit(NamedTuple):
+    """A build that runs on the answered GPUs: how well (0 native kernels, 1 through a workaround,
+    2 unknown list), why, its warnings and the environment variables it needs."""
+
+    tier: int
+    why: str
+    warnings: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit, Refusal]:
+    gpus = answered_gpus(machine, "amd")
+    if not gpus:
+        return Refusal("accelerator", "ROCm build, for AMD GPUs")
+    graded = f"gfx list {build.grade('gfx')}"
+    warnings: list[str] = []
+    if machine.os == "wsl":
+        warnings.append("ROCm under WSL2 runs through AMD's WSL runtime, not the PCI device: whether this build's bundled ROCm runs there is unknown")
+    if build.gfx is None:
+        shown = ", ".join(gpu_label(g) for g in gpus)
+        warnings.append(f"which AMD GPU targets the {build.tag} build carries is unknown; {shown} not checked")
+        return Fit(2, f"ROCm {build.rocm} build; GPU targets unknown", tuple(warnings))
+    environment: list[tuple[str, str]] = []
+    tier = 0
+    used: list[str] = []  # the targets whose kernels run
+    for gpu in gpus:
+        target = gpu.target or ""
+        note = matrices.gfx_targets.get(target)
+        if note is not None and note.notes and not note.override:
+            warnings.append(f"{target}: {note.notes} ({', '.join(note.override_sources) or 'amd.toml'})")
+        if target in build.gfx:
+            used.append(target)
+            if target in build.gfx_no_blas:
+                return Refusal(
+                    "compute-capability",
+                    f"{gpu_label(gpu)} is in the build's targets, but its rocBLAS has no kernels for {target}: matrix products fail "
+                    f"[{build.grade('gfx_no_blas')}]",
+                    Shortfall("gfx", _kernels(build), target),
+                )
+            continue
+        known = matrices.gfx_targets.get(target)
+        if known is not None and known.override and override_target(known.override) in build.gfx - build.gfx_no_blas:
+            environment.append(("HSA_OVERRIDE_GFX_VERSION", known.override))
+            used.append(override_target(known.override))
+            warnings.append(
+                f"no kernels for {gpu_label(gpu)}: runs on {override_target(known.override)}'s kernels with "
+                f"HSA_OVERRIDE_GFX_VERSION={known.override}, a workaround users report ({', '.join(known.override_sources)}), not AMD support"
+            )
+            tier = 1
+            continue
+        kernels = _kernels(build)
+        return Refusal("compute-capability", f"no kernels for {gpu_label(gpu)}: the build carries {kernels} [{graded}]", Shortfall("gfx", kernels, target))
+    if len({value for _name, value in environment}) > 1:
+        return Refusal("compute-capability", "the GPUs need different HSA_OVERRIDE_GFX_VERSION values, and one process takes one")
+    shown = ", ".join(sorted(set(used)))
+    how = "its ROCm libraries bundled in the wheel" if build.rocm_libraries == "bundled" else ""
+    if build.rocm_libraries == "wheels":
+        how = (
+            "the ROCm libraries come as the rocm[libraries,device-all] wheels from the same index (every GPU target's, many GB): "
+            "the host needs only the amdgpu kernel driver"
+        )
+    why = f"ROCm {build.rocm} build; kernels for {shown} [{graded}]" + (f"; {how}" if how else "")
+    return Fit(tier, why, tuple(warnings) + _hidden(machine), tuple(dict.fromkeys(environment)))
+
+
+def judge_xpu(build: Build, machine: Machine) -> Union[Fit, Refusal]:
+    gpus = answered_gpus(machine, "intel")
+    if not gpus:
+        return Refusal("accelerator", "XPU build, for Intel GPUs")
+    aot = None if build.xpu_aot is None else build.xpu_aot.get(machine.platform or "")
+    shown = ", ".join(gpu_label(g) for g in gpus)
+    # The wheels carry SPIR-V beside the precompiled kernels, so a GPU outside the list runs too,
+    # compiling them at first use: a slower first start, no reason to take an older release.
+    if aot is None:
+        return Fit(0, f"XPU build for {shown}; which Intel GPUs its kernels are precompiled for is unknown (others compile them at first use)")
+    missing = [g for g in gpus if g.target not in aot]
+    if missing:
+        jit = ", ".join(gpu_label(g) for g in missing)
+        warning = f"no precompiled XPU kernels for {jit}: the driver compiles them at first use (a slow first start) [{build.grade('xpu_aot')}]"
+        return Fit(0, f"XPU build; {shown} through kernels compiled at first use", (warning,))
+    return Fit(0, f"XPU build; precompiled kernels for {shown} [device list {build.grade('xpu_aot')}]")
+
+
+def cpu_beside(machine: Machine) -> Optional[str]:
+    """Why a CPU build is the answer on a machine with an AMD or Intel GPU it is for (said only
+    where it is chosen: then no build of that GPU's kind ran)."""
+    gpus = answered_gpus(machine, "amd") + answered_gpus(machine, "intel")
+    if not gpus:
+        return None
+    shown = ", ".join(gpu_label(g) for g in gpus)
+    if machine.os == "windows" and any(g.vendor == "amd" for g in gpus):
+        return (
+            f"a CPU build: the PyTorch index has no ROCm builds for Windows, so none runs on {shown} "
+            "(AMD publishes Windows ROCm builds of torch on its own index, which cudafit's data does not cover)"
+        )
+    return f"a CPU build: no GPU build in cudafit's data runs on {shown} (see --why)"
+
+
+def _kernels(build: Build) -> str:
+    return ", ".join(sorted(build.gfx or (), key=lambda t: (len(t), t))) or "none"
+
+
+def _hidden(machine: Machine) -> tuple[str, ...]:
+    hidden = [g for g in left_out(machine) if g.vendor == "amd"]
+    if not hidden or not answered_gpus(machine, "amd"):
+        return ()
+    shown = ", ".join(gpu_label(g) for g in hidden)
+    return (f"{shown} is left out of this answer: hide it from ROCm with HIP_VISIBLE_DEVICES set to the other GPUs' indexes",)

@@ -1,0 +1,228 @@
+"""AMD ROCm and Intel XPU machines (issue 26): described by name or LLVM target, detected from the
+kernel's own files (trees of real machines in fixtures/sysfs), and answered with the newest build
+whose kernels cover the GPU, its reasons, and what it needs to run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.cli import main
+from cudafit.machine import MachineOptions, build_machine
+from cudafit.records import Policy
+from cudafit.resolution import resolve
+from cudafit.sysfs_gpus import read as read_sysfs
+from cudafit.vendor_gpus import gfx_of_kfd
+
+SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
+LINUX = ["--os", "linux", "--arch", "x86_64", "--python", "3.12"]
+
+
+def cli(*args: str, sysfs: str = "") -> tuple[int, str, str]:
+    env = {"CUDAFIT_SYSFS_ROOT": str(SYSFS / sysfs)} if sysfs else {}
+    result = CliRunner().invoke(main, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def answer(*args: str, sysfs: str = "") -> dict:
+    code, out, err = cli("resolve", *args, "--json", sysfs=sysfs)
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def chosen(data: dict) -> list[str]:
+    return [p["requirement"] for p in data.get("packages", [])]
+
+
+@pytest.mark.parametrize(
+    "value, target",
+    [(110000, "gfx1100"), (90010, "gfx90a"), (90402, "gfx942"), (120001, "gfx1201"), (100306, "gfx1036"), (90006, "gfx906"), (110500, "gfx1150")],
+)
+def test_kfd_target_versions_name_llvm_targets(value, target):
+    assert gfx_of_kfd(value) == target
+
+
+@pytest.mark.parametrize(
+    "gpu, expected, why",
+    [
+        # RDNA3: the newest release whose existence the project declares; 2.15's ROCm folders are only reported
+        ("AMD Radeon RX 7900 XTX", "torch==2.14.1+rocm7.14", "kernels for gfx1100"),
+        ("AMD Instinct MI300X", "torch==2.14.1+rocm7.14", "kernels for gfx942"),
+        ("AMD Instinct MI355X", "torch==2.14.1+rocm7.14", "kernels for gfx950"),
+        ("AMD Radeon RX 9070 XT", "torch==2.14.1+rocm7.14", "kernels for gfx1201"),
+        ("AMD Radeon 8060S Graphics", "torch==2.14.1+rocm7.14", "kernels for gfx1151"),
+        # gfx906: listed by the rocm6.4+ builds, but their rocBLAS has no kernels for it: rocm6.3 is the last
+        ("AMD Radeon VII", "torch==2.9.1+rocm6.3", "kernels for gfx906"),
+        ("AMD Instinct MI50", "torch==2.9.1+rocm6.3", "kernels for gfx906"),
+        # the RDNA2 cards outside every list run on gfx1030's kernels through the reported override
+        ("AMD Radeon RX 6700 XT", "torch==2.14.1+rocm7.14", "kernels for gfx1030"),
+        # RDNA1 has no build at all: a CPU build, said
+        ("AMD Radeon RX 5700 XT", "torch==2.15.0+cpu", "CPU build"),
+    ],
+)
+def test_amd_gpus_by_name_get_the_newest_build_with_their_kernels(gpu, expected, why):
+    data = answer("torch", *LINUX, "--gpu", gpu)
+    assert data["ok"] and chosen(data) == [expected]
+    assert data["machine"]["gpus"][0]["vendor"] == "amd" and data["machine"]["gpus"][0]["target"].startswith("gfx")
+    code, out, _err = cli("resolve", "torch", *LINUX, "--gpu", gpu)
+    assert code == 0 and why in out
+
+
+def test_the_override_is_named_as_a_workaround_and_set_in_every_format():
+    data = answer("torch", *LINUX, "--gpu", "AMD Radeon RX 6700 XT")
+    assert data["environment"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in w and "not AMD support" in w for w in data["warnings"])
+    _code, pip, _err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon RX 6700 XT", "--format", "pip")
+    assert "export HSA_OVERRIDE_GFX_VERSION=10.3.0" in pip
+    _code, yml, _err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon RX 6700 XT", "--format", "environment.yml")
+    assert 'variables:\n  HSA_OVERRIDE_GFX_VERSION: "10.3.0"' in yml
+    # a GPU with a known override that breaks it (gfx1103) gets none
+    data = answer("torch", *LINUX, "--gpu", "AMD Radeon 780M Graphics")
+    assert "environment" not in data and any(w.startswith("gfx1103: ") for w in data["warnings"])
+
+
+def test_why_not_names_the_missing_blas_kernels_for_gfx906():
+    code, out, _err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon VII", "--why", "torch==2.14.1")
+    assert code == 0
+    assert "rocBLAS has no kernels for gfx906" in out and "no kernels for AMD Radeon VII (gfx906)" in out
+    data = answer("torch==2.15.0", *LINUX, "--gpu", "AMD Radeon VII", "--cpu")
+    assert chosen(data) == ["torch==2.15.0+cpu"]
+
+
+def test_a_gfx_target_describes_an_amd_gpu():
+    assert chosen(answer("torch", *LINUX, "--gfx", "gfx1100")) == ["torch==2.14.1+rocm7.14"]
+    assert chosen(answer("torch<2.14", *LINUX, "--gfx", "gfx906")) == ["torch==2.9.1+rocm6.3"]
+    code, _out, err = cli("resolve", "torch", *LINUX, "--gfx", "gfx1111")
+    assert code == 2 and "--gfx 'gfx1111': no AMD GPU of cudafit's data has it" in err
+    code, _out, err = cli("resolve", "torch", *LINUX, "--gfx", "rx7900")
+    assert code == 2 and "--gfx 'rx7900': expected an AMD LLVM target like gfx1100" in err
+    code, _out, err = cli("resolve", "torch", "--jetson", "--gfx", "gfx1100")
+    assert code == 2 and "--jetson" in err and "Traceback" not in err
+
+
+def test_windows_amd_gets_a_cpu_build_and_why():
+    data = answer("torch", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "AMD Radeon RX 7900 XTX")
+    assert chosen(data) == ["torch==2.15.0"]
+    assert any("no ROCm builds for Windows" in w and "AMD publishes" in w for w in data["warnings"])
+
+
+@pytest.mark.parametrize(
+    "gpu, expected, jit",
+    [
+        ("Intel(R) Arc(TM) A770 Graphics", "torch==2.15.0+xpu", False),
+        ("Intel Arc B580", "torch==2.15.0+xpu", False),
+        ("Intel(R) Data Center GPU Max 1550", "torch==2.15.0+xpu", False),
+    ],
+)
+def test_intel_gpus_get_the_xpu_build(gpu, expected, jit):
+    data = answer("torch", *LINUX, "--gpu", gpu)
+    assert chosen(data) == [expected] and data["machine"]["gpus"][0]["vendor"] == "intel"
+    assert any("compile them at first use" in w for w in data["warnings"]) == jit
+    # where the list is known: precompiled kernels for it, or a slow first start said
+    data = answer("torch==2.8.0", *LINUX, "--gpu", gpu)
+    assert chosen(data) == ["torch==2.8.0+xpu"]
+
+
+def test_arc_on_torch_2_6_linux_compiles_its_kernels_at_first_use():
+    data = answer("torch==2.6.0", *LINUX, "--gpu", "Intel(R) Arc(TM) A770 Graphics")
+    assert chosen(data) == ["torch==2.6.0+xpu"]
+    assert any("no precompiled XPU kernels for Intel(R) Arc(TM) A770 Graphics (dg2)" in w for w in data["warnings"])
+
+
+def test_an_nvidia_gpu_beside_an_amd_igpu_is_the_one_answered():
+    data = answer("torch", *LINUX, "--driver", "580.95.05", "--gpu", "NVIDIA GeForce RTX 4090", "--gpu", "AMD Radeon 610M")
+    assert chosen(data)[0].startswith("torch==2.15.0+cu13")
+    assert any("the answer is for the NVIDIA GPU; AMD Radeon 610M (gfx1036) is left out" in w for w in data["warnings"])
+
+
+def test_a_discrete_amd_gpu_outranks_the_igpu_beside_it():
+    data = answer("torch", *LINUX, "--gpu", "AMD Radeon RX 7900 XTX", "--gpu", "AMD Radeon 610M")
+    assert chosen(data) == ["torch==2.14.1+rocm7.14"]
+    assert any("AMD Radeon 610M (gfx1036) is left out" in w and "HIP_VISIBLE_DEVICES" in w for w in data["warnings"])
+
+
+def test_uv_project_routes_what_only_the_rocm_index_serves():
+    _code, text, _err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon RX 7900 XTX", "--format", "uv-project")
+    assert 'triton-rocm = {index = "pytorch-rocm7.14"}' in text and 'rocm-sdk-device-gfx1100 = {index = "pytorch-rocm7.14"}' in text
+    _code, text, _err = cli("resolve", "torch==2.9.1", *LINUX, "--gpu", "AMD Radeon VII", "--format", "uv-project")
+    assert 'pytorch-triton-rocm = {index = "pytorch-rocm6.3"}' in text and "rocm-sdk" not in text
+
+
+# --- detection from the kernel's files ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tree, targets, names",
+    [
+        ("rx7900xtx", ["gfx1100"], ["AMD Radeon RX 7900 XTX / AMD Radeon RX 7900 XT / ..."]),
+        ("mi300x", ["gfx942", "gfx942"], [None, None]),
+        ("vii-w7500", ["gfx906", "gfx1102"], ["AMD Radeon VII", "AMD Radeon Pro W7500"]),
+        ("strix-point", ["gfx1150"], ["AMD Radeon 890M Graphics / AMD Radeon 880M Graphics"]),
+        ("r9700x4", ["gfx1201"] * 4, ["AMD Radeon AI PRO R9700"] * 4),
+        ("arc-a770", ["dg2"], ["Intel(R) Arc(TM) A770 Graphics"]),  # the UHD 770 iGPU is no XPU device
+    ],
+)
+def test_gpus_are_read_from_sysfs_without_vendor_tools(tree, targets, names, matrices):
+    reading = read_sysfs(matrices, SYSFS / tree)
+    assert [g.target for g in reading.gpus] == targets
+    assert [g.name for g in reading.gpus] == names
+    assert reading.warnings == ()
+
+
+def test_an_apu_is_integrated_and_the_dkms_version_is_read(matrices):
+    assert read_sysfs(matrices, SYSFS / "strix-point").gpus[0].integrated
+    assert read_sysfs(matrices, SYSFS / "rx7900xtx").amdgpu_version == "6.16.13"
+    assert read_sysfs(matrices, SYSFS / "mi300x").amdgpu_version is None  # the kernel's own amdgpu
+
+
+def test_an_amd_card_without_kfd_is_named_and_warned(matrices):
+    reading = read_sysfs(matrices, SYSFS / "amd-no-kfd")
+    assert [g.target for g in reading.gpus] == ["gfx1100"]
+    assert any("no KFD topology" in w for w in reading.warnings) and any("no /dev/kfd" in w for w in reading.warnings)
+
+
+def test_a_kfd_the_user_cannot_open_is_said(matrices, monkeypatch):
+    import cudafit.sysfs_gpus as sysfs_gpus
+
+    # as the kernel answers a user outside the render group (root, which runs the tests in CI, may open any file)
+    monkeypatch.setattr(sysfs_gpus.os, "access", lambda path, mode: not str(path).endswith("/dev/kfd"))
+    warnings = read_sysfs(matrices, SYSFS / "rx7900xtx").warnings
+    assert any("render and video groups" in w for w in warnings)
+
+
+def test_detected_amd_machine_is_answered(monkeypatch, matrices):
+    monkeypatch.setenv("CUDAFIT_SYSFS_ROOT", str(SYSFS / "vii-w7500"))
+    machine = build_machine(MachineOptions(os="linux", arch="x86_64", python="3.12"), matrices, reader=_no_nvidia)
+    res = resolve(["torch"], machine, matrices, Policy())
+    # both GPUs need one build: rocm6.3 of 2.9 is the newest that has gfx906 and gfx1102 kernels and BLAS
+    assert [p.requirement for p in res.packages] == ["torch==2.9.1+rocm6.3"]
+
+
+def test_detected_hybrid_answers_for_nvidia(monkeypatch, matrices):
+    from cudafit.detection import DriverReading
+    from cudafit.records import GpuInfo
+
+    monkeypatch.setenv("CUDAFIT_SYSFS_ROOT", str(SYSFS / "hybrid-4090-raphael"))
+
+    def rtx4090(*args, **kwargs):
+        return DriverReading("580.95.05", True, (GpuInfo("NVIDIA GeForce RTX 4090", (8, 9), 24564),), True, "13.0", ())
+
+    machine = build_machine(MachineOptions(os="linux", arch="x86_64", python="3.12"), matrices, reader=rtx4090)
+    assert [g.vendor for g in machine.gpus] == ["nvidia", "amd"]
+    assert any("is left out" in w for w in machine.warnings)
+    res = resolve(["torch"], machine, matrices, Policy())
+    assert res.packages[0].local.startswith("cu13")
+
+
+def test_detect_prints_amd_gpus_by_target():
+    code, out, _err = cli("detect", "--python", "3.12", sysfs="vii-w7500")
+    assert code == 0 and "gpu:     AMD Radeon VII (gfx906)" in out and "gpu:     AMD Radeon Pro W7500 (gfx1102)" in out
+
+
+def _no_nvidia(*args, **kwargs):
+    from cudafit.detection import DriverReading
+
+    return DriverReading(None, True, (), True, None, ())
