@@ -226,3 +226,72 @@ def _no_nvidia(*args, **kwargs):
     from cudafit.detection import DriverReading
 
     return DriverReading(None, True, (), True, None, ())
+
+
+# --- Jetson boards before Thor: NVIDIA's wheels for their JetPack -------------------------------
+
+
+@pytest.mark.parametrize(
+    "jetpack, python, wheel",
+    [
+        ("6.2", "3.10", "jp/v61/pytorch/torch-2.5.0a0+872d972e41.nv24.08.17622132-cp310-cp310-linux_aarch64.whl"),
+        ("6.2.1", "3.10", "jp/v61/pytorch/torch-2.5.0a0+872d972e41.nv24.08.17622132-cp310-cp310-linux_aarch64.whl"),
+        ("6.0", "3.10", "jp/v60/pytorch/torch-2.4.0a0+3bcc3cddb5.nv24.07.16234504-cp310-cp310-linux_aarch64.whl"),
+        ("5.1.2", "3.8", "jp/v512/pytorch/torch-2.1.0a0+41361538.nv23.06-cp38-cp38-linux_aarch64.whl"),
+    ],
+)
+def test_a_jetpack_gets_nvidias_jetson_wheel(jetpack, python, wheel):
+    data = answer("torch", "--jetpack", jetpack, "--python", python)
+    assert data["ok"] and data["packages"][0]["requirement"].endswith(wheel)
+    assert "by_driver_floor" not in data  # the JetPack brings its driver: no answer per driver floor
+    assert not any(w.startswith("driver not given") for w in data["warnings"])
+
+
+def test_a_jetpack_wheel_is_for_its_python_only():
+    code, out, _err = cli("resolve", "torch", "--jetpack", "5.1", "--python", "3.10")
+    assert code == 1 and "no wheel for Python 3.10" in out
+
+
+def test_jetpack_7_is_thor_and_gets_the_server_cuda_13_build():
+    data = answer("torch", "--jetpack", "7.0", "--python", "3.12")
+    assert data["packages"][0]["requirement"].startswith("torch==2.15.0+cu13")
+    assert data["machine"]["gpus"][0]["compute_capability"] == "11.0"
+
+
+def test_bad_jetpack_values_are_one_line():
+    code, _out, err = cli("resolve", "torch", "--jetpack", "4.6")
+    assert code == 2 and "--jetpack '4.6': no JetPack line of cudafit's data holds it; known: 5.1" in err
+    code, _out, err = cli("resolve", "torch", "--jetpack", "six")
+    assert code == 2 and "--jetpack 'six': expected a JetPack release like 6.2" in err
+
+
+@pytest.mark.parametrize("tree, python, jetpack", [("orin-jp62", "3.10", "6.2"), ("orin-nano-jp511", "3.8", "5.1")])
+def test_the_jetpack_is_read_from_nv_tegra_release(tree, python, jetpack):
+    data = answer("torch", "--os", "linux", "--arch", "aarch64", "--python", python, sysfs=tree)
+    assert data["ok"] and data["packages"][0]["variant"] == "jetson"
+    code, out, _err = cli("detect", "--json", sysfs=tree)
+    assert json.loads(out)["jetpack"] == jetpack
+
+
+# --- fleets: AMD's Kubernetes node labeller -----------------------------------------------------
+
+# kubectl-amd.json: an MI300X node with the labels AMD's device-plugin documentation shows for one
+# (amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM, device-id 74a1), a Strix Halo node as a public
+# deployment guide shows it (device-id 1586, family GC_11_5_0), and an MI25 with the older labels of
+# the labeller's README (beta.amd.com/gpu.device-id.6860=1).
+AMD_FLEET = Path(__file__).parent / "fixtures" / "fleet" / "kubectl-amd.json"
+
+
+def test_amd_node_labels_are_read_as_amd_gpus(tmp_path):
+    code, out, err = cli("fleet", "resolve", "torch", "--inventory", str(AMD_FLEET), "--python", "3.12", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    alone = {c["key"]: json.dumps(c["best"]) for c in data["classes"]}
+    assert any("rocm7.14" in best for key, best in alone.items() if "mi300x" in key)
+    assert any("rocm6.3" in best for key, best in alone.items() if "6860" in key)  # gfx900: rocm6.3 is its last
+    # without the MI25, the whole fleet shares the ROCm 7.14 build
+    inventory = json.loads(AMD_FLEET.read_text())
+    inventory["items"] = [i for i in inventory["items"] if i["metadata"]["name"] != "old-mi25"]
+    (tmp_path / "two.json").write_text(json.dumps(inventory))
+    code, out, _err = cli("fleet", "resolve", "torch", "--inventory", str(tmp_path / "two.json"), "--python", "3.12")
+    assert code == 0 and "every class runs: torch==2.14.1+rocm7.14" in out

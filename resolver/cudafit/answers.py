@@ -73,6 +73,8 @@ class Rejection(NamedTuple):
 
     @property
     def build(self) -> str:
+        if self.tag == "jetson":  # NVIDIA's Jetson wheels carry their own local version
+            return str(self.version)
         return f"{self.version}+{self.tag}" if self.tag else str(self.version)
 
     @property
@@ -118,6 +120,8 @@ class Candidate(NamedTuple):
 
     @property
     def label(self) -> str:
+        if self.tag == "jetson":  # NVIDIA's Jetson wheels carry their own local version
+            return f"{self.family} {self.version}"
         return f"{self.family} {self.version}+{self.tag}"
 
     @property

@@ -47,16 +47,17 @@ def describe(
     macos: Optional[str] = None,
     wsl: bool = False,
     gfx: Union[str, Sequence[str], None] = None,
+    jetpack: Optional[str] = None,
 ) -> Machine:
     """A machine described, as the CLI's --os/--arch/--python/--driver/--gpu/--compute-capability/
-    --jetson/--macos/--gfx describe one (`gpus` takes AMD and Intel names too; `gfx` AMD LLVM
+    --jetson/--jetpack/--macos/--gfx describe one (`gpus` takes AMD and Intel names too; `gfx` AMD LLVM
     targets). The GPU side is never read from this machine: a driver left out is unknown (answers
     go per driver floor), `driver="none"` means no NVIDIA driver; only AMD or Intel GPUs described
     mean no NVIDIA driver. os, arch and python left out are this machine's, as on the command line."""
     from cudafit import detection
     from cudafit.machine import MachineOptions, build_machine
 
-    for name, value in (("os", os), ("arch", arch), ("python", python), ("driver", driver), ("macos", macos)):
+    for name, value in (("os", os), ("arch", arch), ("python", python), ("driver", driver), ("macos", macos), ("jetpack", jetpack)):
         _text_or_none(name, value)
     gpus = _texts("gpus", gpus)
     ccs = _texts("compute_capability", compute_capability)
@@ -65,7 +66,9 @@ def describe(
         if os not in (None, "linux", "wsl"):
             raise InputError("WSL runs Linux under Windows", field="wsl", value=True, others=(("os", os),))
         os = "wsl"
-    opts = MachineOptions(driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos, gfx=targets)
+    opts = MachineOptions(
+        driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos, gfx=targets, jetpack=jetpack
+    )
 
     def unknown(*_args: object, **_kwargs: object) -> detection.DriverReading:
         return detection.DriverReading(None, False, (), False, None, (answers.DRIVER_NOT_GIVEN, answers.GPU_NOT_GIVEN))

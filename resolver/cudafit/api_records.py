@@ -57,6 +57,7 @@ class Machine:
     gpus_known: bool = True  # False: the GPUs are unknown (their architecture is not checked)
     jetson: bool = False
     macos: Optional[str] = None  # "14.5" on a Mac, where known
+    jetpack: Optional[str] = None  # a Jetson's JetPack line ("6.2")
     cuda_driver_max: Optional[str] = None  # the newest CUDA the driver supports ("12.8")
     warnings: tuple[str, ...] = ()
     detected: bool = False  # read from this machine rather than described
@@ -84,6 +85,7 @@ class Machine:
             gpus_known=m.gpus_known,
             jetson=m.jetson,
             macos=m.macos,
+            jetpack=m.jetpack,
             cuda_driver_max=m.cuda_driver_max,
             warnings=m.warnings,
             detected=m.detected,
@@ -107,6 +109,7 @@ class Machine:
             warnings=self.warnings,
             detected=self.detected,
             macos=self.macos,
+            jetpack=self.jetpack,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -219,8 +219,27 @@ def detect_os() -> str:
     return "linux"
 
 
-def detect_jetson(release_file: Path = Path("/etc/nv_tegra_release")) -> bool:
-    return release_file.exists()
+def detect_jetson() -> bool:
+    from cudafit.sysfs_gpus import root
+
+    return (root() / "etc" / "nv_tegra_release").exists()
+
+
+# "# R36 (release), REVISION: 4.3, GCID: ..., BOARD: generic, ..." (later lines and fields vary)
+_TEGRA_RELEASE = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+)\.(\d+)")
+
+
+def jetson_linux_release() -> Optional[str]:
+    """The Jetson Linux (L4T) release of this board, "36.4.3", from /etc/nv_tegra_release (under
+    $CUDAFIT_SYSFS_ROOT in tests); None where there is none or it does not read."""
+    from cudafit.sysfs_gpus import root
+
+    try:
+        first = (root() / "etc" / "nv_tegra_release").read_text(errors="replace").splitlines()[:1]
+    except OSError:
+        return None
+    match = _TEGRA_RELEASE.match(first[0].strip()) if first else None
+    return f"{match.group(1)}.{match.group(2)}.{match.group(3)}" if match else None
 
 
 # --- the target Python and what is installed in it --------------------------------------------

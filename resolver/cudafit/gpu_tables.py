@@ -35,3 +35,16 @@ class IntelModel(NamedTuple):
     pci_ids: tuple[str, ...]  # lower-case hex device ids (vendor 0x8086)
     segment: str  # arc | datacenter | igpu
     xpu: bool = True  # False: no torch XPU build supports this family
+
+
+class JetsonWheel(NamedTuple):
+    """One of NVIDIA's torch wheels for Jetson boards before Thor (jetson.toml)."""
+
+    jetpacks: tuple[str, ...]  # the JetPack lines it is built for ("6.1", "6.2")
+    torch: str  # its version as pip reads it: 2.5.0a0+872d972e41.nv24.08.17622132
+    python: str  # "3.10"
+    cuda: str
+    url: str
+    grade: str
+    sources: tuple[str, ...]
+    notes: str = ""

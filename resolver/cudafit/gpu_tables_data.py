@@ -7,10 +7,11 @@ import re
 from typing import Any
 
 from cudafit.fields import Entry, entries, only_keys, read_header, read_positive_number, read_str, read_str_list
-from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel
+from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel
 
 AMD_FILE = "amd.toml"
 INTEL_FILE = "intel.toml"
+JETSON_FILE = "jetson.toml"
 AMD_SEGMENTS = frozenset(("radeon", "radeon-pro", "instinct", "apu"))
 INTEL_SEGMENTS = frozenset(("arc", "datacenter", "igpu"))
 INTEL_DEVICES = frozenset(("dg2", "bmg", "pvc", "mtl-h", "mtl-u", "arl-h", "lnl-m", "ptl-h", "ptl-u"))
@@ -113,6 +114,33 @@ def read_intel(doc: dict, dates: list[str]) -> dict[str, IntelModel]:
         table[key] = IntelModel(name=f"Intel GPU ({device})", device=device, pci_ids=ids, segment="igpu" if device not in ("dg2", "bmg", "pvc") else "arc")
         e.finish()
     return table
+
+
+def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[JetsonWheel, ...]:
+    from packaging.version import Version
+
+    only_keys(JETSON_FILE, doc, {"wheel"})
+    sources = read_header(JETSON_FILE, doc)
+    dates.append(doc["data_date"])
+    out = []
+    for i, raw in enumerate(entries(JETSON_FILE, doc, "wheel", "wheel"), 1):
+        e = Entry(JETSON_FILE, f"[[wheel]] #{i} ({raw.get('torch', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        lines = tuple(e.get("jetpack", read_str_list))
+        unknown = [j for j in lines if j not in jetpacks]
+        if unknown:
+            raise e.fail("jetpack", f"names {', '.join(unknown)}, which has no [[jetpack]] in nvidia.toml")
+        torch = e.get("torch", lambda v: read_str(v) if Version(read_str(v)) else "")  # kept as the file name spells it
+        url = e.get("url", read_str)
+        if not url.startswith("https://") or not url.endswith(".whl"):
+            raise e.fail("url", "expected the https URL of a .whl file")
+        grade = e.get("grade", read_str)
+        if grade not in ("measured", "declared", "reported"):
+            raise e.fail("grade", "expected measured, declared or reported")
+        python = e.get("python", read_str)
+        cuda = e.get("cuda", read_str)
+        out.append(JetsonWheel(lines, torch, python, cuda, url, grade, tuple(raw.get("source", ())), raw.get("notes", "")))
+        e.finish()
+    return tuple(out)
 
 
 def _add_names(e: Entry, table: dict, model: Any, name: str) -> None:

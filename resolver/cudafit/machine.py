@@ -48,10 +48,11 @@ class MachineOptions(NamedTuple):
     macos: Optional[str] = None  # --macos X.Y
     env_prefix: Optional[str] = None  # detect --env: the environment whose frameworks are listed
     gfx: tuple[str, ...] = ()  # --gfx gfx1100: AMD GPUs by their LLVM target
+    jetpack: Optional[str] = None  # --jetpack 6.2: a Jetson's JetPack release (implies --jetson)
 
     @property
     def describes_gpus(self) -> bool:
-        return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx)
+        return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx) or self.jetpack is not None
 
 
 def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
@@ -135,6 +136,8 @@ def _this_macos() -> Optional[str]:
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[Callable[..., DriverReading]] = None) -> Machine:
     """The Machine of a description, reading this one for what it leaves out (the driver with
     `reader`, by default detect.read_driver). A machine described whole imports no detection code."""
+    if opts.jetpack is not None:
+        opts = opts._replace(jetson=True)  # a JetPack is a Jetson's
     # --jetson says the rest: a Jetson runs Linux on aarch64, whatever machine describes it
     os_name = check_os(opts.os) if opts.os else "linux" if opts.jetson else _this_os()
     arch = check_arch(opts.arch) if opts.arch else "aarch64" if opts.jetson else normalize_arch(platform.machine())
@@ -190,10 +193,15 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         if not driver_known and gpus and all(g.vendor != "nvidia" for g in gpus):
             # only AMD or Intel GPUs described: no NVIDIA driver is there to load a CUDA build
             driver_known = True
+        jetpack = _jetpack(opts.jetpack, matrices) if opts.jetpack else None
+        line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
+        if line is not None and not gpus and len(line.compute_capabilities) == 1:
+            # the JetPack line names the board's GPU where it runs on one kind only (6.x: Orin, 7.x: Thor)
+            gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
         gpus_known = bool(gpus) or (driver_known and driver is None)
         if opts.driver is not None and driver is None and any(g.vendor == "nvidia" for g in gpus):
             warnings.append("--driver none with a GPU: no NVIDIA driver means no CUDA build can run")
-        if not driver_known:
+        if not driver_known and not (line is not None and not line.server_builds):  # before Thor, the JetPack is the driver
             warnings.append(DRIVER_NOT_GIVEN)
         if not gpus_known:
             warnings.append(GPU_NOT_GIVEN)
@@ -210,6 +218,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             cuda_driver_max=cuda_driver_max(driver, os_name, matrices.toolkits.values()),
             warnings=tuple(warnings),
             macos=macos,
+            jetpack=jetpack,
             **_installed(opts)._asdict(),
         )
 
@@ -248,21 +257,61 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             shown = ", ".join(f"10de:{d.device}" for d in others.nvidia_pci)
             warnings.append(f"an NVIDIA GPU is on the PCI bus ({shown}) but no NVIDIA driver answers: install the driver for CUDA builds")
     warnings.extend(_left_out(gpus, driver, reading.driver_known))
+    jetson = opts.jetson or detect.detect_jetson()
+    jetpack = _jetpack(opts.jetpack, matrices) if opts.jetpack else _read_jetpack(matrices, warnings) if jetson else None
+    driver_known = reading.driver_known
+    line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
+    if line is not None and not line.server_builds:
+        # before Thor the driver is the JetPack's own (its version file names Jetson Linux, not a driver)
+        driver, driver_known = None, False
+        if not gpus and len(line.compute_capabilities) == 1:
+            gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
+            gpus_known = True
     return Machine(
         os=os_name,
         arch=arch,
         python=python,
         driver=driver,
-        driver_known=reading.driver_known,
+        driver_known=driver_known,
         gpus=tuple(gpus),
         gpus_known=gpus_known,
-        jetson=opts.jetson or detect.detect_jetson(),
+        jetson=jetson,
+        jetpack=jetpack,
         cuda_driver_max=reading.cuda_driver_max or cuda_driver_max(driver, os_name, matrices.toolkits.values()),
         warnings=tuple(warnings),
         detected=True,
         macos=macos,
         **_installed(opts)._asdict(),
     )
+
+
+def _jetpack(text: str, matrices: Matrices) -> str:
+    """--jetpack 6.2.1: its JetPack line in the data ("6.2")."""
+    from cudafit.frameworks.pytorch_jetson import jetpack_line
+
+    try:
+        line = jetpack_line(matrices, text.strip())
+    except InvalidVersion:
+        raise InputError("expected a JetPack release like 6.2 or 5.1.2", field="jetpack", value=text) from None
+    if line is None:
+        known = ", ".join(j.version for j in matrices.jetpacks)
+        raise InputError(f"no JetPack line of cudafit's data holds it; known: {known}", field="jetpack", value=text)
+    return line.version
+
+
+def _read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
+    """The JetPack line of this Jetson, from the Jetson Linux release /etc/nv_tegra_release names."""
+    from cudafit import detection
+    from cudafit.frameworks.pytorch_jetson import jetpack_of_l4t
+
+    l4t = detection.jetson_linux_release()
+    if l4t is None:
+        return None
+    line = jetpack_of_l4t(matrices, l4t)
+    if line is None:
+        warnings.append(f"Jetson Linux {l4t} is older than every JetPack line of cudafit's data; its Jetson builds are not known")
+        return None
+    return line.version
 
 
 def _left_out(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
@@ -324,6 +373,8 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
     out["gpus"] = gpus
     if full:
         out["jetson"] = machine.jetson
+        if machine.jetpack:
+            out["jetpack"] = machine.jetpack
         out["toolkits"] = list(machine.toolkits)
         out["frameworks"] = list(machine.frameworks)
         out["warnings"] = list(machine.warnings)

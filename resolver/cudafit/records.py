@@ -8,7 +8,7 @@ from typing import Literal, NamedTuple, Optional, Protocol
 
 from packaging.version import Version
 
-from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel
+from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel
 
 # A compute capability as (major, minor): (8, 6) is sm_86.
 CC = tuple[int, int]
@@ -313,6 +313,7 @@ class Matrices(NamedTuple):
     amd_gpus: Mapping[str, AmdModel] = {}  # normalised name (and alias) -> model (amd.toml)
     gfx_targets: Mapping[str, GfxTarget] = {}  # gfx1031 -> what the data knows of it (amd.toml)
     intel_gpus: Mapping[str, IntelModel] = {}  # normalised name (and alias) -> model (intel.toml)
+    jetson_wheels: tuple[JetsonWheel, ...] = ()  # NVIDIA's torch wheels for Jetson boards before Thor (jetson.toml)
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:
@@ -358,6 +359,7 @@ class Machine(NamedTuple):
     warnings: tuple[str, ...] = ()
     detected: bool = False  # the GPU side was read from this machine (an unknown driver did not answer)
     macos: Optional[str] = None  # "14.5" on a Mac, where known
+    jetpack: Optional[str] = None  # a Jetson's JetPack line ("6.2"), where given or read
 
     @property
     def has_driver(self) -> bool:

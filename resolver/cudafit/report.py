@@ -122,7 +122,9 @@ def describe(m: Machine) -> str:
         else f"{g.name or 'GPU'} (unknown sm)"
         for g in m.gpus
     )
-    if not m.driver_known:
+    if m.jetpack and not m.driver_known:
+        driver = f"JetPack {m.jetpack}"
+    elif not m.driver_known:
         driver = "driver did not answer" if m.detected else "driver not given"
     else:
         driver = f"driver {m.driver}" if m.driver else "no NVIDIA driver"

@@ -17,9 +17,16 @@ from cudafit.solve import solve
 
 def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
     """The best consistent set for `specs` on `machine`, with its reasons, or why none exists."""
-    if not machine.driver_known and machine.os != "macos" and not policy.cpu:
+    if not machine.driver_known and machine.os != "macos" and not policy.cpu and not jetson_board(machine, matrices):
         return explain.floor_note(per_driver_floor(specs, machine, matrices, policy, _worded), matrices.unknown_driver_major)
     return _worded(specs, machine, matrices, policy)
+
+
+def jetson_board(machine: Machine, matrices: Matrices) -> bool:
+    """A Jetson before Thor on a known JetPack: its driver comes with the JetPack, so the answer
+    is not one per driver floor."""
+    line = next((j for j in matrices.jetpacks if j.version == machine.jetpack), None)
+    return machine.jetson and line is not None and not line.server_builds
 
 
 def _worded(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:

@@ -100,7 +100,11 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
         return None
     ccs = [g.compute_capability for g in machine.gpus if g.compute_capability]
     lines = matrices.jetpacks
-    if ccs:
+    if machine.jetpack is not None:
+        jetpack = next((j for j in lines if j.version == machine.jetpack), None)
+        board = ", ".join(gpu_label(g) for g in machine.gpus if g.compute_capability) or "this Jetson"
+        assumed = ""
+    elif ccs:
         fitting = [j for j in lines if all(cc in j.compute_capabilities for cc in ccs)]
         jetpack = fitting[-1] if fitting else None
         board = ", ".join(gpu_label(g) for g in machine.gpus if g.compute_capability)

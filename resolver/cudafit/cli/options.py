@@ -26,6 +26,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         click.option("--arch", metavar="x86_64|aarch64", help="The CPU architecture (arm64 = aarch64)."),
         click.option("--python", metavar="X.Y", help="The target Python."),
         click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
+        click.option("--jetpack", metavar="X.Y", help="A Jetson's JetPack release (implies --jetson)."),
         click.option("--macos", "macos_version", metavar="X.Y", help="The macOS version (wheels carry a minimum macOS)."),
     ]
 
@@ -40,6 +41,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         arch: Optional[str],
         python: Optional[str],
         jetson: bool,
+        jetpack: Optional[str],
         macos_version: Optional[str],
         **kwargs: Any,
     ) -> R:
@@ -54,6 +56,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
             jetson=jetson,
             macos=macos_version,
             gfx=tuple(gfx),
+            jetpack=jetpack,
         )
         return func(*args, described=described, **kwargs)
 

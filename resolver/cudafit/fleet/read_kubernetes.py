@@ -41,6 +41,9 @@ def kube_node(item: object, where: str, options: Options) -> Node:
     os_name = labels.get("kubernetes.io/os") or labels.get("beta.kubernetes.io/os") or info.get("operatingSystem") or "linux"
     pool = next((labels[k] for k in ([options.pool_label] if options.pool_label else POOL_LABELS) if k in labels), "default")
     base = Node(name=name, pool=pool, os=str(os_name).lower(), arch=ARCH.get(str(arch).lower(), str(arch)))
+    amd = _amd_gpus(labels)
+    if amd and not any(k.startswith("nvidia.com/gpu.product") for k in labels):
+        return base._replace(gpus=amd)
     if labels.get("nvidia.com/gpu.present") == "false" or not any(k.startswith("nvidia.com/") for k in labels):
         return base._replace(problem=NO_GPU)
     driver, problem = _kube_driver(labels)
@@ -60,6 +63,19 @@ def kube_node(item: object, where: str, options: Options) -> Node:
     if not product and cc is None:
         return base._replace(driver=driver, problem="no nvidia.com/gpu.product or gpu.compute labels")
     return base._replace(driver=driver, gpus=(product,) if product else (), compute_capabilities=(cc,) if cc else ())
+
+
+def _amd_gpus(labels: dict[str, str]) -> tuple[str, ...]:
+    """AMD's node labeller: `amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM` names the GPU, else
+    `amd.com/gpu.device-id=74a1` (or the older `beta.amd.com/gpu.device-id.74a1=8`) its PCI id,
+    read as "PCI 1002:74a1"."""
+    product = labels.get("amd.com/gpu.product-name") or labels.get("beta.amd.com/gpu.product-name")
+    if product:
+        return (product.replace("_", " "),)
+    device = labels.get("amd.com/gpu.device-id") or labels.get("beta.amd.com/gpu.device-id")
+    if not device:
+        device = next((k.rsplit(".", 1)[1] for k in labels if k.startswith("beta.amd.com/gpu.device-id.")), None)
+    return (f"PCI 1002:{device.lower().removeprefix('0x')}",) if device else ()
 
 
 def _kube_driver(labels: dict[str, str]) -> tuple[Optional[str], Optional[str]]:

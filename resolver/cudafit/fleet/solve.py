@@ -16,7 +16,7 @@ from cudafit.fleet.classes import NodeClass
 from cudafit.fleet.node import NO_GPU
 from cudafit.gpus import lookup_gpu
 from cudafit.machine import MachineOptions, build_machine
-from cudafit.records import Machine, Matrices, Policy, cc_str
+from cudafit.records import GpuInfo, Machine, Matrices, Policy, cc_str
 from cudafit.resolution import resolve
 
 Key = tuple[str, str, str]  # (family, version, tag)
@@ -81,8 +81,13 @@ def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: 
         return machine._replace(driver=driver) if driver else machine
     gpus: list[str] = []
     ccs: list[str] = []
+    targets: list[str] = []
     for name in cls.gpus:
         model, _warning = lookup_gpu(matrices.gpus, name)
+        other = _amd_or_intel(name, matrices) if model is None else None
+        if other is not None:  # AMD's node labeller: a product name, or a PCI id read as its LLVM target
+            (gpus if other.name else targets).append(other.name or other.target or "")
+            continue
         if model is None:
             if cls.compute_capabilities:  # an unlisted product: its compute labels still say what it runs
                 continue
@@ -91,10 +96,23 @@ def _machine(cls: NodeClass, matrices: Matrices, python: Optional[str], driver: 
         if label is not None and label != cc_str(model.compute_capability):
             raise InputError(f"labels disagree: gpu.product {name!r} is compute capability {cc_str(model.compute_capability)}, gpu.compute says {label}")
         gpus.append(model.name)  # GPU Feature Discovery writes "NVIDIA-A100-SXM4-80GB"; answers use the table's name
-    if not gpus:
+    if not gpus and not targets:
         ccs = list(cls.compute_capabilities)
-    options = MachineOptions(driver=driver or cls.driver or "none", gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=cls.os, arch=cls.arch, python=python)
+    options = MachineOptions(
+        driver=driver or cls.driver or "none", gpus=tuple(gpus), compute_capabilities=tuple(ccs), os=cls.os, arch=cls.arch, python=python, gfx=tuple(targets)
+    )
     return build_machine(options, matrices)
+
+
+def _amd_or_intel(name: str, matrices: Matrices) -> Optional[GpuInfo]:
+    from cudafit import vendor_gpus
+
+    if name.startswith("PCI "):
+        vendor, _, device = name[4:].partition(":")
+        found = vendor_gpus.by_pci(vendor, device, matrices)
+        return found._replace(name=None) if found is not None else None
+    found, _warning = vendor_gpus.by_name(name, matrices)
+    return found._replace(name=name) if found is not None else None
 
 
 def has_gpu(cls: NodeClass) -> bool:

@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from cudafit import evidence, rules, vendor_rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
+from cudafit.frameworks import pytorch_jetson
 from cudafit.frameworks.base import python_range
 from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, TorchRelease, driver_key
 
@@ -146,6 +147,11 @@ def candidates(
             if environment:
                 candidate = candidate._replace(environment=environment[0])
             ranked.append(((tier, age, preference), candidate))
+    if machine.jetson and driver_problem is None and rules.jetson_problem(matrices, machine):
+        # a board before Thor: NVIDIA's own wheels for its JetPack, where the data has them
+        mine, out = pytorch_jetson.candidates(specs, machine, matrices)
+        ranked += [((0, -1, 0), c) for c in mine]
+        rejected += out
     ranked.sort(key=lambda item: item[0])
     return [candidate for _key, candidate in ranked], rejected
 
