@@ -57,7 +57,7 @@ def test_a_rocm_torch_without_kernels_for_gfx906(env):
 def test_an_override_the_gpu_needs_is_said_until_it_is_set(env):
     env.torch("2.14.1+rocm7.14", None, hip="7.14.60850")
     found = findings(env, *LINUX, "--gpu", "AMD Radeon RX 6700 XT")
-    assert found["DR024"]["severity"] == "warning" and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in found["DR024"]["message"]
+    assert found["DR024"]["severity"] == "warning" and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in found["DR024"]["message"] and "is not set" in found["DR024"]["message"]
     assert "DR024" not in findings(env, *LINUX, "--gpu", "AMD Radeon RX 6700 XT", environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
 
 
@@ -80,3 +80,17 @@ def test_rocm_without_kfd_is_said(env, monkeypatch):
     result = CliRunner().invoke(main, ["doctor", "--env", str(env.prefix), "--json"])
     found = {f["code"]: f for f in json.loads(result.stdout)["findings"]}
     assert "DR005" in found and "no KFD topology" in found["DR005"]["message"]
+
+
+def test_an_override_that_puts_a_native_gpu_on_other_kernels_is_an_error(env):
+    env.torch("2.14.1+rocm7.14", None, hip="7.14.60850")
+    found = findings(env, *LINUX, "--gpu", "AMD Radeon RX 7900 XTX", environ={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    assert found["DR024"]["severity"] == "error" and "onto gfx1030's kernels" in found["DR024"]["message"]
+    found = findings(env, *LINUX, "--gpu", "AMD Radeon RX 6700 XT", environ={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    assert found["DR024"]["severity"] == "error" and "Set it to 10.3.0" in found["DR024"]["fix"]
+
+
+def test_the_repair_of_a_gpu_that_needs_the_override_exports_it(env):
+    env.torch("2.14.1+cpu", None)
+    found = findings(env, *LINUX, "--gpu", "AMD Radeon RX 6700 XT")
+    assert found["DR010"]["commands"][-1] == "export HSA_OVERRIDE_GFX_VERSION=10.3.0"

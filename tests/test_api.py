@@ -280,7 +280,7 @@ SURFACE = {
     "InstalledBuild": ["family", "dist", "version", "kind", "cuda", "cudnn"],
     "Finding": ["code", "severity", "message", "fix", "commands", "path", "line", "col", "environments"],
     "Report": ["ok", "findings", "machine", "errors", "files", "fix"],
-    "Plan": ["machine", "packages", "cuda", "cudnn", "pins", "reasons", "notes", "warnings", "_resolution"],
+    "Plan": ["machine", "packages", "cuda", "cudnn", "pins", "reasons", "notes", "warnings", "_resolution", "environment"],
 }
 
 
@@ -387,7 +387,7 @@ def test_describe_takes_amd_and_intel_gpus():
     plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gpus=["AMD Radeon RX 7900 XTX"]))
     assert plan.packages[0].variant == "rocm7.14" and plan.machine.gpus[0].target == "gfx1100" and plan.machine.gpus[0].vendor == "amd"
     plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gfx="gfx1031"))
-    assert plan.to_dict()["environment"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    assert plan.to_dict()["environment"] == plan.environment == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
     plan = cudafit.resolve(["torch"], cudafit.describe(**LINUX, gpus=["Intel(R) Arc(TM) B580 Graphics"]))
     assert plan.packages[0].variant == "xpu"
     with pytest.raises(cudafit.InputError) as err:

@@ -186,7 +186,7 @@ class Cause:
 
 @dataclass(frozen=True, kw_only=True)
 class Shortfall:
-    """What a build needs that the machine lacks: `quantity` driver | compute-capability | python;
+    """What a build needs that the machine lacks: `quantity` driver | compute-capability | gfx | python;
     `needs` the driver floor, the build's kernels ("SASS sm_75, sm_80; PTX none") or its Pythons
     ("3.10-3.13"); `has` the machine's driver ("none" where it has none), GPU architecture (sm_61)
     or Python."""
@@ -282,6 +282,9 @@ class Plan:
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
     _resolution: answers.Resolution = field(repr=False, compare=False)
+    # variables the set needs set where it runs (HSA_OVERRIDE_GFX_VERSION for an AMD GPU on
+    # another target's kernels); a launcher adds them to the environment it starts programs in
+    environment: dict[str, str] = field(default_factory=dict)
 
     def commands(self, installer: Installer = "pip", *, python: Optional[str] = None) -> list[list[str]]:
         """The install commands as argument lists (never shell strings), to run in order: pip as
@@ -311,7 +314,7 @@ class Plan:
 
     @staticmethod
     def from_resolution(res: answers.Resolution) -> Plan:
-        from cudafit.emit import stack_versions
+        from cudafit.emit import environment, stack_versions
 
         cuda, cudnn = stack_versions(res)
         return Plan(
@@ -324,4 +327,5 @@ class Plan:
             notes=res.notes,
             warnings=res.warnings,
             _resolution=res,
+            environment=environment(res),
         )

@@ -63,7 +63,7 @@ def notes(
     lines += ruled_out(candidate, rejections)
     removed = {(r.version, r.tag) for r in rejections if r.family == candidate.family and r.constraint == "joint"}
     grouped_clashes: dict[str, list[str]] = {}
-    unverified, lower = [], []
+    unverified, lower, hearsay = [], [], []
     for c in offered_here:
         # Newer releases, and builds of the chosen release whose list is unknown (a higher CUDA
         # passed over for that reason is worth saying), were preferred by version; say why not.
@@ -82,6 +82,8 @@ def notes(
             grouped_clashes.setdefault(word_clash(clash, name_a=False), []).append(f"{c.version}+{c.tag}")
         elif not c.verified:
             unverified.append(f"{c.version}+{c.tag}")
+        elif c.kind not in ("cuda", "cpu") and c.evidence.get("exists") is not None and c.evidence["exists"].grade == "reported":
+            hearsay.append(f"{c.version}+{c.tag}")
         else:
             lower.append(f"{c.version}+{c.tag}")
     lines += [f"ruled out {candidate.family} {compact(b)}: {r}" for r, b in grouped_clashes.items()]
@@ -92,12 +94,10 @@ def notes(
     cpu = [b for b in lower if b.endswith("+cpu")] if candidate.kind != "cpu" else []
     lower = [b for b in lower if b not in cpu]
     if lower:
-        why = (
-            "PTX JIT only, or needs a system CUDA"
-            if candidate.kind == "cuda"
-            else "an older ROCm, kernels through a workaround, GPU targets unknown, or only reported to exist"
-        )
+        why = "PTX JIT only, or needs a system CUDA" if candidate.kind == "cuda" else "kernels through a workaround, or GPU targets unknown"
         lines.append(f"passed over {candidate.family} {compact(lower)}: ranked lower ({why})")
+    if hearsay:
+        lines.append(f"passed over {candidate.family} {compact(hearsay)}: only reported to exist (nothing the project publishes confirms these builds)")
     if cpu:
         lines.append(f"passed over {candidate.family} {compact(cpu)}: CPU builds, and a GPU build runs here")
     return lines

@@ -22,8 +22,10 @@ class GfxTarget(NamedTuple):
     target: str  # gfx1031
     override: Optional[str] = None  # HSA_OVERRIDE_GFX_VERSION value reported to run it on another target's kernels
     override_grade: str = ""  # reported: a workaround users run, never AMD's support
-    override_sources: tuple[str, ...] = ()  # amd.toml [sources] keys
+    override_sources: tuple[str, ...] = ()  # amd.toml [sources] keys (of the whole entry)
     notes: str = ""
+    warn: bool = False  # the notes are said as a warning wherever the target's GPU is answered
+    override_fails: tuple[str, ...] = ()  # builds (tags) the override is reported to crash with
 
 
 class IntelModel(NamedTuple):

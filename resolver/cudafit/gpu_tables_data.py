@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cudafit.fields import Entry, entries, only_keys, read_header, read_positive_number, read_str, read_str_list
+from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
 from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel
 
 AMD_FILE = "amd.toml"
@@ -29,14 +29,26 @@ _PCI_ID = re.compile(r"[0-9a-f]{4}")
 _OVERRIDE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
 _SEPARATORS = re.compile(r"[\s\-_]+")
 # The words a name carries that tell nothing about the chip: brands, trademark marks, "Graphics"
-_NOISE = re.compile(r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b")
+_NOISE = re.compile(r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b|\bradeon\b|\binstinct\b")
+
+
+def name_words(name: str) -> list[str]:
+    """A name's words without the brand and trademark words: `AMD Radeon RX 7900 XTX` is
+    ["rx", "7900", "xtx"], `Intel(R) Arc(TM) A770 Graphics` ["arc", "a770"]."""
+    return _SEPARATORS.sub(" ", _NOISE.sub(" ", name.lower())).split()
 
 
 def normalize_name(name: str) -> str:
-    """`AMD Radeon RX 7900 XTX` and `Radeon RX 7900 XTX`, `Intel(R) Arc(TM) A770 Graphics` and
-    `Arc A770` are one key each."""
-    text = _NOISE.sub(" ", name.lower())
-    return _SEPARATORS.sub(" ", text).strip()
+    """One key however a name is spaced or branded: `AMD Radeon RX 7900 XTX`, `RX 7900XTX` and
+    `Radeon RX 7900 XTX` are `rx7900xtx`; `Intel(R) Arc(TM) A770 Graphics` and `Arc A770` `arca770`."""
+    return "".join(name_words(name))
+
+
+def short_names(name: str) -> list[str]:
+    """The keys a listed name is also found by: without its series word (`7900xtx` for RX 7900
+    XTX, `a770` for Arc A770), as people write them."""
+    words = name_words(name)
+    return ["".join(words[1:])] if len(words) > 1 and words[0] in ("rx", "arc") else []
 
 
 def read_gfx(value: Any) -> str:
@@ -85,7 +97,11 @@ def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str
             raise e.fail("override_grade", "grades an override, and there is none")
         if grade and grade != "reported":
             raise e.fail("override_grade", "an override is a users' workaround: its grade is 'reported'")
-        targets[target] = GfxTarget(target, override, grade, tuple(raw.get("source", ())), e.raw.get("notes", ""))
+        warn = e.get("warn", lambda v: v if isinstance(v, bool) else fail_type("true or false"), required=False, default=False)
+        fails = tuple(e.get("override_fails", read_str_list, required=False, default=[]))
+        if fails and override is None:
+            raise e.fail("override_fails", "names builds an override fails with, and there is none")
+        targets[target] = GfxTarget(target, override, grade, tuple(raw.get("source", ())), e.raw.get("notes", ""), warn, fails)
         e.finish()
     return table, targets
 
@@ -144,11 +160,14 @@ def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[Jetson
 
 
 def _add_names(e: Entry, table: dict, model: Any, name: str) -> None:
-    for spelling in [name, *e.get("aliases", read_str_list, required=False, default=[])]:
+    spellings = [name, *e.get("aliases", read_str_list, required=False, default=[])]
+    for spelling in spellings:
         key = normalize_name(spelling)
         if key in table and table[key] != model:
             raise e.fail("name", f"{spelling!r} is already listed as {table[key].name!r}")
         table[key] = model
+    for short in (s for spelling in spellings for s in short_names(spelling)):
+        table.setdefault(short, model)  # a short name never displaces a full one
 
 
 def _override(value: Any) -> str:

@@ -225,7 +225,10 @@ def _cache_key(root: Path, files: list[str]) -> str:
 
     # The pickle holds packaging's Version objects: another packaging may not read them back.
     parts = [__version__, sys.version, packaging.__version__]
-    readers = ("loader.py", "matrices_reader.py", "wheels_data.py", "records.py", "gpus.py", "fields.py", "frameworks/build_data.py")
+    readers = (
+        *("loader.py", "matrices_reader.py", "wheels_data.py", "records.py", "gpus.py", "fields.py"),
+        *("frameworks/build_data.py", "gpu_tables.py", "gpu_tables_data.py"),
+    )
     code = [os.path.join(here, n) for n in readers]
     folder = str(root)
     for name, path in [*((rel, os.path.join(folder, rel)) for rel in files), *((os.path.basename(c), c) for c in [*code, *reader_files()])]:

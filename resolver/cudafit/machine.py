@@ -161,6 +161,14 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
                 other, warning = vendor_gpus.by_name(name, matrices)
+                if other is None and vendor_gpus.GFX.fullmatch(name.strip().lower()):
+                    other = vendor_gpus.by_gfx(name, matrices)  # --gpu gfx1100: an AMD target, as --gfx takes it
+                if other is None and name.strip().lower() in ("amd radeon graphics", "radeon graphics"):
+                    raise InputError(
+                        "the name the driver gives a GPU it has no product name for: describe it by its target (--gfx, rocminfo's Name: gfxNNNN)",
+                        field="gpus",
+                        value=name,
+                    )
                 if other is None:
                     raise unknown_gpu(name, matrices)
                 if opts.jetson:
@@ -190,9 +198,11 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             if opts.jetson:
                 raise InputError("a Jetson's GPU is its own module's (Orin, Thor, ...)", field="jetson", value=True, others=(("gfx", text),))
             gpus.append(vendor_gpus.by_gfx(text, matrices))
-        if not driver_known and gpus and all(g.vendor != "nvidia" for g in gpus):
-            # only AMD or Intel GPUs described: no NVIDIA driver is there to load a CUDA build
-            driver_known = True
+        if gpus and all(g.vendor != "nvidia" for g in gpus):
+            # only AMD or Intel GPUs described: no NVIDIA GPU is there for a CUDA build
+            if driver is not None:
+                warnings.append(f"--driver {driver} without an NVIDIA GPU: the answer is for the AMD or Intel GPUs described")
+            driver, driver_known = None, True
         jetpack = _jetpack(opts.jetpack, matrices) if opts.jetpack else None
         line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
         if line is not None and not gpus and len(line.compute_capabilities) == 1:
@@ -315,15 +325,17 @@ def _read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
 
 
 def _left_out(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
-    """A hybrid machine: the answer is for its NVIDIA GPU (or its discrete one); say which it leaves out."""
-    from cudafit.vendor_rules import left_out
+    """A machine of several kinds of GPU: the answer is for its NVIDIA GPU, else its AMD one, else
+    its discrete one; say which it leaves out."""
+    from cudafit.vendor_rules import answered_gpus, left_out
 
     probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))
     hidden = left_out(probe)
     if not hidden:
         return []
     shown = ", ".join(f"{g.name or g.vendor.upper() + ' GPU'} ({g.target or 'unknown target'})" for g in hidden)
-    which = "the NVIDIA GPU" if any(g.vendor == "nvidia" for g in gpus) and driver is not None else "the discrete GPU"
+    answered = answered_gpus(probe, "amd") + answered_gpus(probe, "intel")
+    which = ", ".join(g.name or g.target or "" for g in answered) if answered else "the NVIDIA GPU"
     return [f"the answer is for {which}; {shown} is left out"]
 
 

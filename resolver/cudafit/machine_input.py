@@ -5,10 +5,11 @@ or raises InputError naming the field and the value at fault."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Union
 
 from cudafit.errors import InputError
-from cudafit.gpus import suggest_gpus
+from cudafit.gpu_tables import AmdModel, IntelModel
+from cudafit.gpus import normalize_gpu_name, suggest_gpus
 from cudafit.records import Matrices, driver_key
 
 OS_NAMES = ("linux", "windows", "macos", "wsl")
@@ -144,14 +145,18 @@ def check_driver(driver: str, os_name: Optional[str], matrices: Matrices) -> lis
 
 
 def unknown_gpu(name: str, matrices: Matrices) -> InputError:
-    close = suggest_gpus(matrices.gpus, name)
+    # NVIDIA's, AMD's and Intel's names, each under the key the NVIDIA lookup spells names with
+    others: list[Union[AmdModel, IntelModel]] = [*matrices.amd_gpus.values(), *matrices.intel_gpus.values()]
+    every = {**matrices.gpus, **{normalize_gpu_name(m.name): m for m in others}}
+    close = suggest_gpus(every, name)  # type: ignore[arg-type]  # it reads .name alone
     hint = ""
     if close:
         quoted = [repr(c) for c in close]
         hint = f"did you mean {quoted[0]}?" if len(quoted) == 1 else f"did you mean {', '.join(quoted[:-1])} or {quoted[-1]}?"
         hint += " "
     return InputError(
-        f"not in cudafit's GPU table; {hint}give the name as nvidia-smi prints it (`cudafit gpus PATTERN` lists them) or give a compute capability",
+        f"not in cudafit's GPU table; {hint}give the name as nvidia-smi, rocminfo or the Intel driver prints it "
+        "(`cudafit gpus PATTERN` lists NVIDIA's), a compute capability (--compute-capability), or an AMD target (--gfx gfx1100)",
         field="gpus",
         value=name,
     )

@@ -96,10 +96,16 @@ def read(matrices: Matrices, base: Optional[Path] = None) -> SysfsReading:
     gpus: list[GpuInfo] = []
     amd_pci = [d for d in pci if d.vendor == AMD_VENDOR]
     nodes = kfd_nodes(base)
-    for props in nodes:
-        target = gfx_of_kfd(props["gfx_target_version"])
-        device = f"{props.get('device_id', 0):04x}"
-        known = by_pci(AMD_VENDOR, device, matrices)
+    # A node that names no device id is matched to the AMD PCI devices in order, where they are as many
+    by_order = [d.device for d in amd_pci] if len(amd_pci) == len(nodes) else []
+    for i, props in enumerate(nodes):
+        value = props["gfx_target_version"]
+        if value // 100 % 100 > 15 or value % 100 > 15 or value >= 200000:
+            warnings.append(f"KFD node reports gfx_target_version {value}, which names no LLVM target; that GPU is left out")
+            continue
+        target = gfx_of_kfd(value)
+        device = f"{props['device_id']:04x}" if "device_id" in props else (by_order[i] if by_order else "")
+        known = by_pci(AMD_VENDOR, device, matrices) if device else None
         # the node's own target decides; the table adds the name and whether it is an APU
         name = known.name if known is not None and known.target == target else None
         integrated = known.integrated if known is not None and known.target == target else False

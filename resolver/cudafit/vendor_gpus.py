@@ -7,7 +7,7 @@ from typing import Optional, Union
 
 from cudafit.errors import InputError
 from cudafit.gpu_tables import AmdModel, IntelModel
-from cudafit.gpu_tables_data import GFX, normalize_name
+from cudafit.gpu_tables_data import GFX, name_words, normalize_name
 from cudafit.records import GpuInfo, Matrices
 
 AMD_VENDOR = "1002"
@@ -21,9 +21,11 @@ def _lookup(table: dict, name: str) -> tuple[Optional[Union[AmdModel, IntelModel
     key = normalize_name(name)
     if key in table:
         return table[key], True
-    words = key.split()
-    for n in range(len(words) - 1, 1, -1):
-        model = table.get(" ".join(words[:n]))
+    words = name_words(name)
+    for n in range(len(words) - 1, 0, -1):
+        prefix = "".join(words[:n])
+        # a one-word prefix only where it names a model (mi300x), never a series (arc)
+        model = table.get(prefix) if n > 1 or any(ch.isdigit() for ch in prefix) else None
         if model is not None:
             return model, False
     return None, False
@@ -36,7 +38,7 @@ def by_name(name: str, matrices: Matrices) -> tuple[Optional[GpuInfo], Optional[
         model, exact = _lookup(dict(table), name)
         if model is None:
             continue
-        info = _info(model, name)
+        info = _info(model, model.name)  # the name the driver prints, however it was typed
         warning = None if exact else f"GPU {name!r} is not in the GPU table; taking {info.target} from {model.name!r}"
         return info, warning
     return None, None
@@ -45,7 +47,8 @@ def by_name(name: str, matrices: Matrices) -> tuple[Optional[GpuInfo], Optional[
 def by_gfx(text: str, matrices: Matrices) -> GpuInfo:
     """--gfx gfx1100: an AMD GPU by its LLVM target, one the data knows (a GPU, a build's list or
     a target note): an unknown one is most likely a typo."""
-    target = text.strip().lower()
+    # rocminfo's ISA form names the same target: amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-
+    target = text.strip().lower().removeprefix("amdgcn-amd-amdhsa--").split(":", 1)[0]
     if not GFX.fullmatch(target):
         raise InputError("expected an AMD LLVM target like gfx1100 or gfx90a (rocminfo's Name, amd-smi's TARGET_GRAPHICS_VERSION)", field="gfx", value=text)
     known = {m.gfx for m in matrices.amd_gpus.values()} | set(matrices.gfx_targets)
@@ -68,9 +71,9 @@ def by_pci(vendor: str, device: str, matrices: Matrices) -> Optional[GpuInfo]:
     if len(targets) > 1:
         return None  # one id, several targets: only the driver can tell (KFD on Linux)
     model = found[0]
-    # one id, several products (RX 7900 XTX, XT, GRE share 744c; the PCI revision tells them apart)
-    name = model.name if len(found) == 1 else " / ".join(m.name for m in found[:2]) + (" / ..." if len(found) > 2 else "")
-    return _info(model, name)
+    # one id, several products (RX 7900 XTX, XT and GRE share 744c; only the PCI revision tells
+    # them apart): no name then, the target says what matters
+    return _info(model, model.name if len(found) == 1 else None)
 
 
 def gfx_of_kfd(value: int) -> str:

@@ -16,6 +16,9 @@ def answered_gpus(machine: Machine, vendor: str) -> tuple[GpuInfo, ...]:
     otherwise the discrete ones, and the integrated ones only where no discrete GPU is present."""
     if gpu_usable(machine) and any(g.vendor == "nvidia" for g in machine.gpus):
         return ()
+    if vendor == "intel" and any(g.vendor == "amd" for g in machine.gpus):
+        # an AMD GPU beside an Intel one: ROCm's answer (one process serves one of the two stacks)
+        return ()
     ours = tuple(g for g in machine.gpus if g.vendor == vendor)
     if any(not g.integrated for g in machine.gpus if g.vendor != "nvidia"):
         return tuple(g for g in ours if not g.integrated)
@@ -52,55 +55,94 @@ def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit,
     gpus = answered_gpus(machine, "amd")
     if not gpus:
         return Refusal("accelerator", "ROCm build, for AMD GPUs")
-    graded = f"gfx list {build.grade('gfx')}"
-    warnings: list[str] = []
+    warnings: list[str] = [note for g in gpus for note in _target_notes(g, matrices)]
     if machine.os == "wsl":
-        warnings.append("ROCm under WSL2 runs through AMD's WSL runtime, not the PCI device: whether this build's bundled ROCm runs there is unknown")
+        what = "its bundled ROCm runs" if build.rocm_libraries == "bundled" else "its ROCm wheels run"
+        warnings.append(f"ROCm under WSL2 runs through AMD's WSL runtime, not the PCI device: whether {what} there is unknown")
     if build.gfx is None:
-        shown = ", ".join(gpu_label(g) for g in gpus)
-        warnings.append(f"which AMD GPU targets the {build.tag} build carries is unknown; {shown} not checked")
-        return Fit(2, f"ROCm {build.rocm} build; GPU targets unknown", tuple(warnings))
-    environment: list[tuple[str, str]] = []
-    tier = 0
-    used: list[str] = []  # the targets whose kernels run
+        return _unknown_list(build, gpus, matrices, warnings)
+    graded = f"gfx list {build.grade('gfx')}"
+    native: list[GpuInfo] = []
+    overridden: list[tuple[GpuInfo, str]] = []  # the GPU and the override value it runs with
     for gpu in gpus:
         target = gpu.target or ""
-        note = matrices.gfx_targets.get(target)
-        if note is not None and note.notes and not note.override:
-            warnings.append(f"{target}: {note.notes} ({', '.join(note.override_sources) or 'amd.toml'})")
         if target in build.gfx:
-            used.append(target)
             if target in build.gfx_no_blas:
+                with_blas = ", ".join(_sorted(build.gfx - build.gfx_no_blas))
                 return Refusal(
                     "compute-capability",
                     f"{gpu_label(gpu)} is in the build's targets, but its rocBLAS has no kernels for {target}: matrix products fail "
                     f"[{build.grade('gfx_no_blas')}]",
-                    Shortfall("gfx", _kernels(build), target),
+                    Shortfall("gfx", with_blas, target),
                 )
+            native.append(gpu)
             continue
         known = matrices.gfx_targets.get(target)
         if known is not None and known.override and override_target(known.override) in build.gfx - build.gfx_no_blas:
-            environment.append(("HSA_OVERRIDE_GFX_VERSION", known.override))
-            used.append(override_target(known.override))
-            warnings.append(
-                f"no kernels for {gpu_label(gpu)}: runs on {override_target(known.override)}'s kernels with "
-                f"HSA_OVERRIDE_GFX_VERSION={known.override}, a workaround users report ({', '.join(known.override_sources)}), not AMD support"
-            )
-            tier = 1
+            if build.tag in known.override_fails:
+                via = override_target(known.override)
+                return Refusal("compute-capability", f"{gpu_label(gpu)} has no kernels here, and the override to {via} is reported to crash with this build")
+            overridden.append((gpu, known.override))
             continue
         kernels = _kernels(build)
         return Refusal("compute-capability", f"no kernels for {gpu_label(gpu)}: the build carries {kernels} [{graded}]", Shortfall("gfx", kernels, target))
-    if len({value for _name, value in environment}) > 1:
-        return Refusal("compute-capability", "the GPUs need different HSA_OVERRIDE_GFX_VERSION values, and one process takes one")
-    shown = ", ".join(sorted(set(used)))
+    environment: tuple[tuple[str, str], ...] = ()
+    tier = 0
+    if overridden and native:
+        # one HSA_OVERRIDE_GFX_VERSION applies to every GPU of the process: it would put the GPUs
+        # that run their own kernels on another target's
+        shown = ", ".join(gpu_label(g) for g, _v in overridden)
+        warnings.append(
+            f"{shown} would run only with HSA_OVERRIDE_GFX_VERSION, which applies to every GPU of a process: this answer is for "
+            f"{', '.join(gpu_label(g) for g in native)}; hide {shown} from ROCm with HIP_VISIBLE_DEVICES set to the other GPUs' indexes"
+        )
+    elif overridden:
+        values = {v for _g, v in overridden}
+        if len(values) > 1:
+            return Refusal("compute-capability", "the GPUs need different HSA_OVERRIDE_GFX_VERSION values, and one process takes one")
+        value = values.pop()
+        environment = (("HSA_OVERRIDE_GFX_VERSION", value),)
+        known_override = matrices.gfx_targets[overridden[0][0].target or ""]
+        warnings.append(
+            f"no kernels for {', '.join(gpu_label(g) for g, _v in overridden)}: runs on {override_target(value)}'s kernels with "
+            f"HSA_OVERRIDE_GFX_VERSION={value}, a workaround users report ({', '.join(known_override.override_sources)}), not AMD support"
+        )
+        tier = 1
+    used = sorted({g.target or "" for g in native} if native else {override_target(v) for _g, v in overridden})
     how = "its ROCm libraries bundled in the wheel" if build.rocm_libraries == "bundled" else ""
     if build.rocm_libraries == "wheels":
         how = (
             "the ROCm libraries come as the rocm[libraries,device-all] wheels from the same index (every GPU target's, many GB): "
             "the host needs only the amdgpu kernel driver"
         )
-    why = f"ROCm {build.rocm} build; kernels for {shown} [{graded}]" + (f"; {how}" if how else "")
-    return Fit(tier, why, tuple(warnings) + _hidden(machine), tuple(dict.fromkeys(environment)))
+    why = f"ROCm {build.rocm} build; kernels for {', '.join(used)} [{graded}]" + (f"; {how}" if how else "")
+    return Fit(tier, why, tuple(warnings) + _hidden(machine), environment)
+
+
+def _unknown_list(build: Build, gpus: tuple[GpuInfo, ...], matrices: Matrices, warnings: list[str]) -> Union[Fit, Refusal]:
+    """A build whose target list is unknown runs a GPU only where some known list holds its
+    target (or the one its override names): every list the data knows leaving gfx1010 out, an
+    older build almost surely did too."""
+    known = {t for r in matrices.torch for b in r.builds if b.kind == "rocm" and b.gfx is not None for t in b.gfx}
+    for gpu in gpus:
+        note = matrices.gfx_targets.get(gpu.target or "")
+        via = override_target(note.override) if note is not None and note.override else None
+        if gpu.target not in known and via not in known:
+            return Refusal("compute-capability", f"its GPU targets are unknown, and no ROCm build whose list is known carries {gpu_label(gpu)}")
+    shown = ", ".join(gpu_label(g) for g in gpus)
+    warnings.append(f"which AMD GPU targets the {build.tag} build carries is unknown; {shown} not checked")
+    return Fit(2, f"ROCm {build.rocm} build; GPU targets unknown", tuple(warnings))
+
+
+def _target_notes(gpu: GpuInfo, matrices: Matrices) -> list[str]:
+    note = matrices.gfx_targets.get(gpu.target or "")
+    if note is None or not note.warn or not note.notes:
+        return []
+    return [f"{gpu_label(gpu)}: {note.notes} ({', '.join(note.override_sources)})"]
+
+
+def _sorted(targets: frozenset[str]) -> list[str]:
+    return sorted(targets, key=lambda t: (len(t), t))
 
 
 def judge_xpu(build: Build, machine: Machine) -> Union[Fit, Refusal]:
@@ -137,7 +179,7 @@ def cpu_beside(machine: Machine) -> Optional[str]:
 
 
 def _kernels(build: Build) -> str:
-    return ", ".join(sorted(build.gfx or (), key=lambda t: (len(t), t))) or "none"
+    return ", ".join(_sorted(build.gfx or frozenset())) or "none"
 
 
 def _hidden(machine: Machine) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ CODES = {
     "DR020": "a build whose CUDA needs a newer driver",
     "DR021": "a build without kernels for the GPU",
     "DR022": "a build whose GPU architectures are unknown",
-    "DR024": "a ROCm build that needs HSA_OVERRIDE_GFX_VERSION for this GPU, unset",
+    "DR024": "HSA_OVERRIDE_GFX_VERSION unset where the ROCm build needs it, or set where it puts the GPU on the wrong kernels",
     "DR030": "frameworks on different CUDA or cuDNN majors",
     "DR031": "nvidia-* wheels that do not satisfy a framework",
     "DR032": "onnxruntime and onnxruntime-gpu in one environment",

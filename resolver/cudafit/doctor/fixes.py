@@ -128,6 +128,10 @@ class Repair:
             if group.find_links:
                 argv += ["-f", group.find_links]
             out.append(shlex.join(argv + list(group.requirements)))
+        from cudafit.emit import environment
+
+        # what the set needs set where it runs (an AMD GPU on another target's kernels)
+        out += [f"export {name}={shlex.quote(value)}" for name, value in environment(res).items()]
         return tuple(out)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from cudafit.doctor.context import Context, data_build, finding
 from cudafit.doctor.model import Finding, InstalledBuild
 from cudafit.rules import Refusal
-from cudafit.vendor_rules import answered_gpus, gpu_label, judge_rocm, judge_xpu
+from cudafit.vendor_rules import answered_gpus, gpu_label, judge_rocm, judge_xpu, override_target
 
 _KFD_WORDS = ("/dev/kfd", "KFD topology")
 
@@ -62,17 +62,30 @@ def _rocm_fit(ctx: Context, build: InstalledBuild) -> list[Finding]:
         return []
     fit = judge_rocm(known, ctx.machine, ctx.matrices)
     if isinstance(fit, Refusal):
-        return [finding("DR021", f"{build.label}: {fit.reason}.", "Install the build that runs here:", ctx.repair.commands())]
-    out = []
-    for name, value in fit.environment:
-        if ctx.environ.get(name) != value:
-            out.append(
-                finding(
-                    "DR024",
-                    f"{build.label} has no kernels for this GPU's own target; it runs on another target's kernels only with {name}={value} "
-                    f"(a workaround users report, not AMD support), and {name} is {ctx.environ.get(name, 'unset')!r}.",
-                    f"export {name}={value} where the program runs.",
-                    severity="warning",
-                )
+        return [finding("DR021", f"{build.label}: {fit.reason}.", _INSTALL, ctx.repair.commands())]
+    needed = dict(fit.environment).get(_OVERRIDE)
+    given = ctx.environ.get(_OVERRIDE)
+    if given is not None and given != needed:
+        # the variable puts every GPU of the process on another target's kernels
+        try:
+            onto = f" onto {override_target(given)}'s kernels"
+        except ValueError:
+            onto = ""
+        gpus = ", ".join(gpu_label(g) for g in answered_gpus(ctx.machine, "amd"))
+        right = f"set it to {needed}" if needed else "unset it (unset HSA_OVERRIDE_GFX_VERSION)"
+        message = f"{_OVERRIDE}={given} puts {gpus}{onto}, not the kernels {build.label} runs it on; its programs fail or compute wrongly."
+        return [finding("DR024", message, f"{right[0].upper()}{right[1:]} where the program runs.", severity="error")]
+    if needed and given is None:
+        return [
+            finding(
+                "DR024",
+                f"{build.label} has no kernels for this GPU's own target; it runs on another target's kernels only with {_OVERRIDE}={needed} "
+                f"(a workaround users report, not AMD support), and {_OVERRIDE} is not set.",
+                f"export {_OVERRIDE}={needed} where the program runs.",
+                severity="warning",
             )
-    return out
+        ]
+    return []
+
+
+_OVERRIDE = "HSA_OVERRIDE_GFX_VERSION"

@@ -11,7 +11,7 @@ from typing import Optional
 from packaging.version import Version
 
 from cudafit.answers import Candidate, Resolution
-from cudafit.emit import EmitOptions, cuda_from_conda
+from cudafit.emit import EmitOptions, cuda_from_conda, environment
 from cudafit.emit.pip import commands
 from cudafit.errors import InputError
 
@@ -86,4 +86,6 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
             pkgs, channel = runtime
             lines.append("conda install " + " ".join(pkgs) + f" -c {channel}")
         lines.extend(c for c in commands(resolution, "python -m pip install") if not c.startswith("#"))
+    # conda keeps variables with the environment and sets them on `conda activate`
+    lines += [f"conda env config vars set {name}={shlex.quote(value)}" for name, value in environment(resolution).items()]
     return "\n".join(lines) + "\n"

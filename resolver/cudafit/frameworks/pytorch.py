@@ -229,7 +229,7 @@ def _judge(
         beside = None if policy.cpu else vendor_rules.cpu_beside(machine)
         if beside:
             # An AMD or Intel GPU is here: any build of its kind ranks first; this one only where none runs
-            return ((3, 0), (f"CPU build; {evidence_text(variant)}",), (beside,))
+            return ((3, (0, 0)), (f"CPU build; {evidence_text(variant)}",), (beside,))
         if on_mac:
             cpu_why = (
                 "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"
@@ -242,7 +242,7 @@ def _judge(
         need = release.macos_min.get(machine.platform or "")
         if on_mac and not machine.macos and need:
             notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
-        return ((0, 0), (f"{cpu_why}; {evidence_text(variant)}",), notes)
+        return ((0, (0, 0)), (f"{cpu_why}; {evidence_text(variant)}",), notes)
     if variant.kind == "rocm" or variant.tag == "xpu":
         fit = vendor_rules.judge_rocm(variant, machine, matrices) if variant.kind == "rocm" else vendor_rules.judge_xpu(variant, machine)
         if isinstance(fit, rules.Refusal):
@@ -254,7 +254,7 @@ def _judge(
         # a build only reported to exist (the 2.15 ROCm folders) yields to one the project declares:
         # an answer that 404s at install is worse than one release older
         hearsay = int(variant.grade("exists") == "reported")
-        return ((fit.tier + hearsay, newer), (f"{fit.why}; {evidence_text(variant)}",), fit.warnings, fit.environment)
+        return ((fit.tier + hearsay, (0, newer)), (f"{fit.why}; {evidence_text(variant)}",), fit.warnings, fit.environment)
     if variant.kind != "cuda":
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
