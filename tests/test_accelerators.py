@@ -372,3 +372,41 @@ def test_a_blas_shortfall_names_the_targets_that_have_blas_kernels():
     data = answer("torch==2.14.1+rocm7.2", *LINUX, "--gpu", "AMD Radeon VII")
     shortfall = next(r["shortfall"] for r in data["rejected"] if "shortfall" in r)
     assert shortfall["quantity"] == "gfx" and shortfall["has"] == "gfx906" and "gfx906" not in shortfall["needs"].split(", ")
+
+
+# --- Windows: AMD and Intel GPUs from WMI --------------------------------------------------------
+
+WMI = Path(__file__).parent / "fixtures" / "windows"
+
+
+@pytest.mark.parametrize("fixture, gpus", [("wmi-7900xtx-raphael.json", [("gfx1100", False), ("gfx1036", True)]), ("wmi-uhd-only.json", [])])
+def test_windows_gpus_are_read_from_wmi(fixture, gpus, matrices, monkeypatch):
+    from cudafit import detection
+
+    text = (WMI / fixture).read_text()
+    monkeypatch.setattr(detection, "detect_os", lambda: "windows")
+    monkeypatch.setattr(detection, "run_command", lambda cmd, timeout: detection.RunResult(0, text, ""))
+    machine = build_machine(MachineOptions(os="windows", arch="x86_64", python="3.12"), matrices, reader=_no_nvidia)
+    assert [(g.target, g.integrated) for g in machine.gpus] == gpus
+    if gpus:
+        assert machine.gpus[0].name == "AMD Radeon RX 7900 XTX"  # WMI's name where the PCI id is shared
+        res = resolve(["torch"], machine, matrices, Policy())
+        assert [p.requirement for p in res.packages] == ["torch==2.15.0"]  # no ROCm build for Windows on the PyTorch index
+        assert any("AMD publishes Windows ROCm builds" in w for w in res.warnings)
+
+
+def test_wmi_that_does_not_answer_is_said(matrices, monkeypatch):
+    from cudafit import detection
+
+    monkeypatch.setattr(detection, "detect_os", lambda: "windows")
+    monkeypatch.setattr(detection, "run_command", lambda cmd, timeout: detection.RunResult(None, "", "not found"))
+    machine = build_machine(MachineOptions(os="windows", arch="x86_64", python="3.12"), matrices, reader=_no_nvidia)
+    assert machine.gpus == () and any("could not ask WMI" in w for w in machine.warnings)
+
+
+def test_gpus_lists_amd_and_intel_gpus_with_their_targets():
+    code, out, _err = cli("gpus", "7900 XTX")
+    assert code == 0 and "AMD Radeon RX 7900 XTX" in out and "gfx1100" in out
+    code, out, _err = cli("gpus", "A770", "--json")
+    rows = json.loads(out)
+    assert code == 0 and rows[0]["vendor"] == "intel" and rows[0]["target"] == "dg2" and rows[0]["compute_capability"] is None

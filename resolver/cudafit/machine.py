@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from cudafit import vendor_gpus
+from cudafit import machine_more, vendor_gpus
 from cudafit.answers import DRIVER_NOT_GIVEN, GPU_NOT_GIVEN
 from cudafit.errors import InputError
 from cudafit.gpus import lookup_gpu
@@ -203,7 +203,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             if driver is not None:
                 warnings.append(f"--driver {driver} without an NVIDIA GPU: the answer is for the AMD or Intel GPUs described")
             driver, driver_known = None, True
-        jetpack = _jetpack(opts.jetpack, matrices) if opts.jetpack else None
+        jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else None
         line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
         if line is not None and not gpus and len(line.compute_capabilities) == 1:
             # the JetPack line names the board's GPU where it runs on one kind only (6.x: Orin, 7.x: Thor)
@@ -215,7 +215,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             warnings.append(DRIVER_NOT_GIVEN)
         if not gpus_known:
             warnings.append(GPU_NOT_GIVEN)
-        warnings.extend(_left_out(gpus, driver, driver_known))
+        warnings.extend(machine_more.left_out_note(gpus, driver, driver_known))
         return Machine(
             os=os_name,
             arch=arch,
@@ -255,20 +255,12 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                     warnings.append(warning)
                 gpu = GpuInfo(gpu.name, model.compute_capability, gpu.memory_mib)
         gpus.append(gpu)
-    gpus_known = reading.gpus_known
-    if os_name == "linux":
-        from cudafit import sysfs_gpus
-
-        others = sysfs_gpus.read(matrices)
-        warnings.extend(others.warnings)
-        gpus += others.gpus
-        gpus_known = gpus_known or bool(others.gpus)
-        if others.nvidia_pci and driver is None and reading.driver_known:
-            shown = ", ".join(f"10de:{d.device}" for d in others.nvidia_pci)
-            warnings.append(f"an NVIDIA GPU is on the PCI bus ({shown}) but no NVIDIA driver answers: install the driver for CUDA builds")
-    warnings.extend(_left_out(gpus, driver, reading.driver_known))
+    others = machine_more.amd_and_intel(os_name, matrices, warnings, no_nvidia_driver=driver is None and reading.driver_known)
+    gpus += others
+    gpus_known = reading.gpus_known or bool(others)
+    warnings.extend(machine_more.left_out_note(gpus, driver, reading.driver_known))
     jetson = opts.jetson or detect.detect_jetson()
-    jetpack = _jetpack(opts.jetpack, matrices) if opts.jetpack else _read_jetpack(matrices, warnings) if jetson else None
+    jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else machine_more.read_jetpack(matrices, warnings) if jetson else None
     driver_known = reading.driver_known
     line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
     if line is not None and not line.server_builds:
@@ -293,50 +285,6 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         macos=macos,
         **_installed(opts)._asdict(),
     )
-
-
-def _jetpack(text: str, matrices: Matrices) -> str:
-    """--jetpack 6.2.1: its JetPack line in the data ("6.2")."""
-    from cudafit.frameworks.pytorch_jetson import jetpack_line
-
-    try:
-        line = jetpack_line(matrices, text.strip())
-    except InvalidVersion:
-        raise InputError("expected a JetPack release like 6.2 or 5.1.2", field="jetpack", value=text) from None
-    if line is None:
-        known = ", ".join(j.version for j in matrices.jetpacks)
-        raise InputError(f"no JetPack line of cudafit's data holds it; known: {known}", field="jetpack", value=text)
-    return line.version
-
-
-def _read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
-    """The JetPack line of this Jetson, from the Jetson Linux release /etc/nv_tegra_release names."""
-    from cudafit import detection
-    from cudafit.frameworks.pytorch_jetson import jetpack_of_l4t
-
-    l4t = detection.jetson_linux_release()
-    if l4t is None:
-        return None
-    line = jetpack_of_l4t(matrices, l4t)
-    if line is None:
-        warnings.append(f"Jetson Linux {l4t} is older than every JetPack line of cudafit's data; its Jetson builds are not known")
-        return None
-    return line.version
-
-
-def _left_out(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
-    """A machine of several kinds of GPU: the answer is for its NVIDIA GPU, else its AMD one, else
-    its discrete one; say which it leaves out."""
-    from cudafit.vendor_rules import answered_gpus, left_out
-
-    probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))
-    hidden = left_out(probe)
-    if not hidden:
-        return []
-    shown = ", ".join(f"{g.name or g.vendor.upper() + ' GPU'} ({g.target or 'unknown target'})" for g in hidden)
-    answered = answered_gpus(probe, "amd") + answered_gpus(probe, "intel")
-    which = ", ".join(g.name or g.target or "" for g in answered) if answered else "the NVIDIA GPU"
-    return [f"the answer is for {which}; {shown} is left out"]
 
 
 class _Installed(NamedTuple):

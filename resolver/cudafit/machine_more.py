@@ -1,0 +1,78 @@
+"""The parts of a machine beyond NVIDIA's driver: AMD and Intel GPUs (read from the kernel's files
+on Linux, from WMI on Windows), a Jetson's JetPack line, and which GPU an answer is for where
+several kinds are present."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from packaging.version import InvalidVersion
+
+from cudafit.errors import InputError
+from cudafit.records import GpuInfo, Machine, Matrices
+
+
+def amd_and_intel(os_name: str, matrices: Matrices, warnings: list[str], *, no_nvidia_driver: bool) -> list[GpuInfo]:
+    """This machine's AMD and Intel GPUs: on Linux from the kernel's files, on Windows from WMI."""
+    if os_name == "linux":
+        from cudafit import sysfs_gpus
+
+        found = sysfs_gpus.read(matrices)
+        warnings.extend(found.warnings)
+        if found.nvidia_pci and no_nvidia_driver:
+            shown = ", ".join(f"10de:{d.device}" for d in found.nvidia_pci)
+            warnings.append(f"an NVIDIA GPU is on the PCI bus ({shown}) but no NVIDIA driver answers: install the driver for CUDA builds")
+        return list(found.gpus)
+    if os_name == "windows":
+        from cudafit import detection, windows_gpus
+
+        if detection.detect_os() != "windows":  # --os windows described on another system: no WMI to ask
+            return []
+        gpus, said = windows_gpus.read(matrices, detection.run_command)
+        warnings.extend(said)
+        return list(gpus)
+    return []
+
+
+def jetpack(text: str, matrices: Matrices) -> str:
+    """--jetpack 6.2.1: its JetPack line in the data ("6.2")."""
+    from cudafit.frameworks.pytorch_jetson import jetpack_line
+
+    try:
+        line = jetpack_line(matrices, text.strip())
+    except InvalidVersion:
+        raise InputError("expected a JetPack release like 6.2 or 5.1.2", field="jetpack", value=text) from None
+    if line is None:
+        known = ", ".join(j.version for j in matrices.jetpacks)
+        raise InputError(f"no JetPack line of cudafit's data holds it; known: {known}", field="jetpack", value=text)
+    return line.version
+
+
+def read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
+    """The JetPack line of this Jetson, from the Jetson Linux release /etc/nv_tegra_release names."""
+    from cudafit import detection
+    from cudafit.frameworks.pytorch_jetson import jetpack_of_l4t
+
+    l4t = detection.jetson_linux_release()
+    if l4t is None:
+        return None
+    line = jetpack_of_l4t(matrices, l4t)
+    if line is None:
+        warnings.append(f"Jetson Linux {l4t} is older than every JetPack line of cudafit's data; its Jetson builds are not known")
+        return None
+    return line.version
+
+
+def left_out_note(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
+    """A machine of several kinds of GPU: the answer is for its NVIDIA GPU, else its AMD one, else
+    its discrete one; say which it leaves out."""
+    from cudafit.vendor_rules import answered_gpus, left_out
+
+    probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))
+    hidden = left_out(probe)
+    if not hidden:
+        return []
+    shown = ", ".join(f"{g.name or g.vendor.upper() + ' GPU'} ({g.target or 'unknown target'})" for g in hidden)
+    answered = answered_gpus(probe, "amd") + answered_gpus(probe, "intel")
+    which = ", ".join(g.name or g.target or "" for g in answered) if answered else "the NVIDIA GPU"
+    return [f"the answer is for {which}; {shown} is left out"]
