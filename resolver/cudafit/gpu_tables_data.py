@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
-from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel
+from cudafit.gpu_tables import GFX, AmdModel, GfxTarget, IntelModel, JetsonWheel, normalize_name, short_names
 
 AMD_FILE = "amd.toml"
 INTEL_FILE = "intel.toml"
@@ -24,31 +24,8 @@ AOT_ALIASES = {
     "xe2-hpg": frozenset(("bmg",)),
     "ats-m150": frozenset(),  # Data Center GPU Flex, not in intel.toml
 }
-GFX = re.compile(r"gfx[0-9]{2,4}[0-9a-f]")
 _PCI_ID = re.compile(r"[0-9a-f]{4}")
 _OVERRIDE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
-_SEPARATORS = re.compile(r"[\s\-_]+")
-# The words a name carries that tell nothing about the chip: brands, trademark marks, "Graphics"
-_NOISE = re.compile(r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b|\bradeon\b|\binstinct\b")
-
-
-def name_words(name: str) -> list[str]:
-    """A name's words without the brand and trademark words: `AMD Radeon RX 7900 XTX` is
-    ["rx", "7900", "xtx"], `Intel(R) Arc(TM) A770 Graphics` ["arc", "a770"]."""
-    return _SEPARATORS.sub(" ", _NOISE.sub(" ", name.lower())).split()
-
-
-def normalize_name(name: str) -> str:
-    """One key however a name is spaced or branded: `AMD Radeon RX 7900 XTX`, `RX 7900XTX` and
-    `Radeon RX 7900 XTX` are `rx7900xtx`; `Intel(R) Arc(TM) A770 Graphics` and `Arc A770` `arca770`."""
-    return "".join(name_words(name))
-
-
-def short_names(name: str) -> list[str]:
-    """The keys a listed name is also found by: without its series word (`7900xtx` for RX 7900
-    XTX, `a770` for Arc A770), as people write them."""
-    words = name_words(name)
-    return ["".join(words[1:])] if len(words) > 1 and words[0] in ("rx", "arc") else []
 
 
 def read_gfx(value: Any) -> str:

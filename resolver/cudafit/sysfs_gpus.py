@@ -58,11 +58,11 @@ def pci_gpus(base: Path) -> list[PciDevice]:
         return []
     for slot in slots:
         folder = Path(slot.path)
-        vendor, device, pci_class = (_read(folder / name) for name in ("vendor", "device", "class"))
-        if not (vendor and device and pci_class):
+        pci_class = (_read(folder / "class") or "").lower().removeprefix("0x")
+        if pci_class[:2] not in _GPU_CLASSES:  # most devices: one read each
             continue
-        vendor, device, pci_class = (v.lower().removeprefix("0x") for v in (vendor, device, pci_class))
-        if vendor in (AMD_VENDOR, INTEL_VENDOR, NVIDIA_VENDOR) and pci_class[:2] in _GPU_CLASSES:
+        vendor, device = ((_read(folder / name) or "").lower().removeprefix("0x") for name in ("vendor", "device"))
+        if vendor in (AMD_VENDOR, INTEL_VENDOR, NVIDIA_VENDOR) and device:
             found.append(PciDevice(slot.name, vendor, device, pci_class))
     return found
 

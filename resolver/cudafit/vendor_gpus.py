@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Optional, Union
 
 from cudafit.errors import InputError
-from cudafit.gpu_tables import AmdModel, IntelModel
-from cudafit.gpu_tables_data import GFX, name_words, normalize_name
+from cudafit.gpu_tables import GFX, AmdModel, IntelModel, name_words, normalize_name
 from cudafit.records import GpuInfo, Matrices
 
 AMD_VENDOR = "1002"
