@@ -284,7 +284,9 @@ AMD_FLEET = Path(__file__).parent / "fixtures" / "fleet" / "kubectl-amd.json"
 
 def test_amd_node_labels_are_read_as_amd_gpus(tmp_path):
     code, out, err = cli("fleet", "resolve", "torch", "--inventory", str(AMD_FLEET), "--python", "3.12", "--json")
-    assert code == 0, err
+    # the MI25 (gfx900) runs 2.9.1+rocm6.3 only, the others 2.10 and later: no GPU build runs on every
+    # class, and a CPU build is no answer on a GPU class (as on an NVIDIA fleet)
+    assert code == 1, err
     data = json.loads(out)
     alone = {c["key"]: json.dumps(c["best"]) for c in data["classes"]}
     assert any("rocm7.14" in best for key, best in alone.items() if "mi300x" in key)
@@ -410,3 +412,41 @@ def test_gpus_lists_amd_and_intel_gpus_with_their_targets():
     code, out, _err = cli("gpus", "A770", "--json")
     rows = json.loads(out)
     assert code == 0 and rows[0]["vendor"] == "intel" and rows[0]["target"] == "dg2" and rows[0]["compute_capability"] is None
+
+
+def test_a_fleet_says_which_class_needs_the_override(tmp_path):
+    inventory = json.loads(AMD_FLEET.read_text())
+    inventory["items"] = [i for i in inventory["items"] if i["metadata"]["name"] != "old-mi25"]
+    inventory["items"].append({"metadata": {"name": "r6700", "labels": {"amd.com/gpu.product-name": "AMD_Radeon_RX_6700_XT", "amd.com/gpu.device-id": "73df"}}})
+    (tmp_path / "three.json").write_text(json.dumps(inventory))
+    code, out, _err = cli("fleet", "resolve", "torch", "--inventory", str(tmp_path / "three.json"), "--python", "3.12")
+    assert code == 0 and "every class runs: torch==2.14.1+rocm7.14" in out
+    assert "class amd-radeon-rx-6700-xt-no-driver: set HSA_OVERRIDE_GFX_VERSION=10.3.0 where it runs" in out
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "[" * 100000, "\ufeff[]", "null", "42"])
+def test_wmi_output_that_does_not_read_never_crashes(text, matrices):
+    from cudafit import detection, windows_gpus
+
+    gpus, warnings = windows_gpus.read(matrices, lambda cmd, timeout: detection.RunResult(0, text, ""))
+    assert gpus == ()
+
+
+def test_an_unknown_amd_adapter_on_windows_is_said(matrices):
+    from cudafit import detection, windows_gpus
+
+    text = json.dumps({"Name": "AMD Radeon RX 9999 XTX", "PNPDeviceID": "PCI\\VEN_1002&DEV_FFFF&REV_00", "DriverVersion": "32.0"})
+    gpus, warnings = windows_gpus.read(matrices, lambda cmd, timeout: detection.RunResult(0, text, ""))
+    assert gpus == () and any("1002:ffff" in w and "--gfx" in w for w in warnings)
+
+
+def test_a_jetpack_and_a_gpu_of_another_board_contradict():
+    code, _out, err = cli("resolve", "torch", "--jetpack", "6.2", "--gpu", "NVIDIA Thor")
+    assert code == 2 and "JetPack 6.2 runs on boards of compute capability 8.7, not 11.0" in err
+    code, _out, err = cli("resolve", "torch", "--jetpack", "7.2")
+    assert code == 2 and "no JetPack line of cudafit's data holds it" in err
+
+
+def test_cpu_on_a_jetson_is_the_cpu_build():
+    data = answer("torch", "--jetpack", "6.2", "--python", "3.10", "--cpu")
+    assert data["packages"][0]["variant"] == "cpu"

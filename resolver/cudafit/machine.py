@@ -204,6 +204,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                 warnings.append(f"--driver {driver} without an NVIDIA GPU: the answer is for the AMD or Intel GPUs described")
             driver, driver_known = None, True
         jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else None
+        if jetpack is not None:
+            machine_more.check_board(jetpack, gpus, matrices)
         line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
         if line is not None and not gpus and len(line.compute_capabilities) == 1:
             # the JetPack line names the board's GPU where it runs on one kind only (6.x: Orin, 7.x: Thor)
@@ -263,12 +265,13 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
     jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else machine_more.read_jetpack(matrices, warnings) if jetson else None
     driver_known = reading.driver_known
     line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
-    if line is not None and not line.server_builds:
-        # before Thor the driver is the JetPack's own (its version file names Jetson Linux, not a driver)
-        driver, driver_known = None, False
-        if not gpus and len(line.compute_capabilities) == 1:
-            gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
-            gpus_known = True
+    if jetson and driver is None:
+        # a Jetson's driver is its JetPack's own: no nvidia-smi (a container, JetPack 5 and 6) is
+        # no sign of its absence, and its version file names Jetson Linux, not a driver
+        driver_known = False
+    if line is not None and not gpus and len(line.compute_capabilities) == 1:
+        gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
+        gpus_known = True
     return Machine(
         os=os_name,
         arch=arch,

@@ -48,6 +48,22 @@ def jetpack(text: str, matrices: Matrices) -> str:
     return line.version
 
 
+def check_board(line_version: str, gpus: list[GpuInfo], matrices: Matrices) -> None:
+    """A JetPack line runs on its boards' GPUs only: JetPack 6 is Orin's (8.7), 7 Thor's (11.0)."""
+    line = next((j for j in matrices.jetpacks if j.version == line_version), None)
+    if line is None:
+        return
+    for gpu in gpus:
+        if gpu.compute_capability is not None and gpu.compute_capability not in line.compute_capabilities:
+            boards = ", ".join(f"{a}.{b}" for a, b in sorted(line.compute_capabilities))
+            raise InputError(
+                f"JetPack {line.version} runs on boards of compute capability {boards}, not {gpu.compute_capability[0]}.{gpu.compute_capability[1]}",
+                field="jetpack",
+                value=line_version,
+                others=((("gpus", gpu.name),) if gpu.name else (("compute_capability", f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"),)),
+            )
+
+
 def read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
     """The JetPack line of this Jetson, from the Jetson Linux release /etc/nv_tegra_release names."""
     from cudafit import detection
@@ -58,7 +74,8 @@ def read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
         return None
     line = jetpack_of_l4t(matrices, l4t)
     if line is None:
-        warnings.append(f"Jetson Linux {l4t} is older than every JetPack line of cudafit's data; its Jetson builds are not known")
+        known = ", ".join(f"{j.jetson_linux} (JetPack {j.version})" for j in matrices.jetpacks)
+        warnings.append(f"Jetson Linux {l4t} belongs to no JetPack line of cudafit's data (lines from: {known}); its Jetson builds are not known")
         return None
     return line.version
 

@@ -30,18 +30,20 @@ class Adapter(NamedTuple):
     driver: str
 
 
-def parse(text: str) -> list[Adapter]:
-    """ConvertTo-Json's output: one object, or a list of them. Anything else reads as no adapter."""
+def parse(text: str) -> Optional[list[Adapter]]:
+    """ConvertTo-Json's output: one object, or a list of them; None where it is not that."""
     try:
-        data = json.loads(text) if text.strip() else []
-    except ValueError:
-        return []
+        data = json.loads(text.lstrip("\ufeff")) if text.strip() else []
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, (list, dict)):
+        return None
     items = data if isinstance(data, list) else [data]
     out = []
     for item in items:
         if not isinstance(item, dict):
             continue
-        pnp = str(item.get("PNPDeviceID") or "")
+        pnp = str(item.get("PNPDeviceID") or "").strip()
         match = _PCI.match(pnp)
         vendor, device = (match.group(1).lower(), match.group(2).lower()) if match else (None, None)
         out.append(Adapter(str(item.get("Name") or ""), vendor, device, str(item.get("DriverVersion") or "")))
@@ -51,11 +53,15 @@ def parse(text: str) -> list[Adapter]:
 def read(matrices: Matrices, run: Callable[[list[str], float], object]) -> tuple[tuple[GpuInfo, ...], tuple[str, ...]]:
     """(the AMD and Intel GPUs WMI lists, warnings). `run` is detection.run_command."""
     result = run(COMMAND, TIMEOUT_S)
-    code, stdout = getattr(result, "returncode", None), getattr(result, "stdout", "")
+    code, stdout = getattr(result, "returncode", None), getattr(result, "stdout", None) or ""
     if code != 0:
         return (), ("could not ask WMI for the display adapters (powershell Get-CimInstance Win32_VideoController); AMD and Intel GPUs not read",)
+    adapters = parse(stdout)
+    if adapters is None:
+        return (), ("WMI's list of display adapters did not read as JSON; AMD and Intel GPUs not read",)
     gpus = []
-    for adapter in parse(stdout):
+    warnings: list[str] = []
+    for adapter in adapters:
         if adapter.vendor not in (AMD_VENDOR, INTEL_VENDOR) or adapter.device is None:
             continue
         found = by_pci(adapter.vendor, adapter.device, matrices)
@@ -64,4 +70,6 @@ def read(matrices: Matrices, run: Callable[[list[str], float], object]) -> tuple
             found = named if named is not None and named.vendor == ("amd" if adapter.vendor == AMD_VENDOR else "intel") else None
         if found is not None:  # an adapter the data lists no build for (UHD graphics) is no GPU of the answer
             gpus.append(found if found.name else found._replace(name=adapter.name or None))
-    return tuple(gpus), ()
+        elif adapter.vendor == AMD_VENDOR:
+            warnings.append(f"AMD GPU {adapter.name!r} (1002:{adapter.device}) is not in cudafit's AMD table; its target is unknown (describe it with --gfx)")
+    return tuple(gpus), tuple(warnings)

@@ -144,11 +144,17 @@ def machine_args(machine: Machine) -> list[str]:
     if machine.driver_known:
         args += ["--driver", machine.driver or "none"]
     for gpu in machine.gpus:
-        if gpu.name:
+        if machine.jetpack and gpu.name == "Jetson GPU":
+            continue  # the JetPack line stands for it
+        if gpu.target:
+            args += ["--gfx" if gpu.vendor == "amd" else "--gpu", gpu.target if gpu.vendor == "amd" else gpu.name or gpu.target]
+        elif gpu.name:
             args += ["--gpu", gpu.name]
         elif gpu.compute_capability:
             args += ["--compute-capability", f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"]
-    if machine.jetson:
+    if machine.jetpack:
+        args += ["--jetpack", machine.jetpack]
+    elif machine.jetson:
         args.append("--jetson")
     return args
 

@@ -58,7 +58,7 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
                 "Run nvidia-smi yourself; if it hangs or fails, reload the driver (a reboot does it) or reinstall it.",
             )
         )
-    elif m.driver is None and not answered_gpus(m, "amd") + answered_gpus(m, "intel"):  # an AMD or Intel GPU: vendor_checks
+    elif m.driver is None and not answered_gpus(m, "amd") + answered_gpus(m, "intel") and not m.jetpack:  # vendor_checks; a JetPack: its own
         if cuda:
             out.append(
                 finding(

@@ -181,6 +181,15 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
                 f"the fleet spans {', '.join(systems)}, whose builds differ: one answer per operating system "
                 "(--format uv-project writes them into one pyproject)"
             )
+    from cudafit.emit import environment
+
+    if fleet is not None:
+        # what a class's GPU needs set where it runs (an AMD GPU on another target's kernels): the
+        # fleet's set may need it on some classes only
+        for a in usable:
+            within = _within(a, specs, frozenset(key(c) for c in fleet.candidates), matrices, policy) if a.res is not None else None
+            for name, value in (environment(within).items() if within is not None and within.ok else ()):
+                notes.append(f"class {a.cls.key}: set {name}={value} where it runs ({a.cls.nodes} node(s); users' workaround, not the vendor's support)")
     blocking = holding_back(specs, usable, fleet, matrices, policy, python)
     if blocking:
         nodes = sum(b.cls.nodes for b in blocking)
@@ -190,7 +199,16 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
 
 
 def _offered(res: Resolution) -> list[list[Key]]:
-    return [[key(c) for c in family] for family in res.offered]
+    """Each family's builds that run on the class. On an AMD or Intel GPU class a CPU build is no
+    such build where a ROCm or XPU one runs (as a CPU build is none on an NVIDIA class)."""
+    from cudafit.vendor_rules import cpu_beside
+
+    out = []
+    for family in res.offered:
+        gpu = [c for c in family if c.kind != "cpu"]
+        kept = gpu if gpu and cpu_beside(res.machine) else family
+        out.append([key(c) for c in kept])
+    return out
 
 
 def common_answer(specs: list[str], usable: list[ClassAnswer], matrices: Matrices, policy: Policy) -> tuple[Optional[Resolution], Optional[str]]:

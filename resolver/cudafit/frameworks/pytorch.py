@@ -147,7 +147,7 @@ def candidates(
             if environment:
                 candidate = candidate._replace(environment=environment[0])
             ranked.append(((tier, age, preference), candidate))
-    if machine.jetson and driver_problem is None and rules.jetson_problem(matrices, machine):
+    if machine.jetson and not policy.cpu and driver_problem is None and rules.jetson_problem(matrices, machine):
         # a board before Thor: NVIDIA's own wheels for its JetPack, where the data has them
         mine, out = pytorch_jetson.candidates(specs, machine, matrices)
         ranked += [((0, -1, 0), c) for c in mine]

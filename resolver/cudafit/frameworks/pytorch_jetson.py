@@ -15,10 +15,10 @@ FAMILY = "torch"
 
 
 def jetpack_line(matrices: Matrices, version: str) -> JetPack | None:
-    """The [[jetpack]] line a JetPack release belongs to: 6.2.1 is the 6.2 line, 5.1.2 the 5.1 line."""
+    """The [[jetpack]] line a JetPack release belongs to: 6.2.1 is the 6.2 line, 5.1.2 the 5.1
+    line; a release of a line the data does not hold (7.2) belongs to none."""
     given = Version(version)
-    lines = [j for j in matrices.jetpacks if Version(j.version).major == given.major and Version(j.version) <= given]
-    return lines[-1] if lines else None
+    return next((j for j in matrices.jetpacks if Version(j.version).release[:2] == given.release[:2]), None)
 
 
 def jetpack_of_l4t(matrices: Matrices, l4t: str) -> JetPack | None:
@@ -34,6 +34,8 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
     if machine.jetpack is None:
         return [], []
     spec = specs.get("torch", SpecifierSet())
+    if not matrices.jetson_wheels or not any(machine.jetpack in w.jetpacks for w in matrices.jetson_wheels):
+        return [], []
     companions = [name for name in ("torchvision", "torchaudio") if name in specs]
     found: list[tuple[Version, Candidate]] = []
     rejected: list[Rejection] = []
