@@ -188,7 +188,7 @@ def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, 
         # fleet's set may need it on some classes only
         for a in usable:
             within = _within(a, specs, frozenset(key(c) for c in fleet.candidates), matrices, policy) if a.res is not None else None
-            for name, value in (environment(within).items() if within is not None and within.ok else ()):
+            for name, value in environment(within).items() if within is not None and within.ok else ():
                 notes.append(f"class {a.cls.key}: set {name}={value} where it runs ({a.cls.nodes} node(s); users' workaround, not the vendor's support)")
     blocking = holding_back(specs, usable, fleet, matrices, policy, python)
     if blocking:
