@@ -6,18 +6,22 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Optional
 
-# An LLVM target of an AMD GPU: gfx900, gfx90a, gfx1100, gfx1250
-GFX = re.compile(r"gfx[0-9]{2,4}[0-9a-f]")
-
-_SEPARATORS = re.compile(r"[\s\-_]+")
+# An LLVM target of an AMD GPU: gfx900, gfx90a, gfx1100, gfx1250 (patterns as text: re compiles
+# and caches them on first use, so importing the records costs no compilation)
+GFX_PATTERN = r"gfx[0-9]{2,4}[0-9a-f]"
+_SEPARATORS = r"[\s\-_]+"
 # The words a name carries that tell nothing about the chip: brands, trademark marks, "Graphics"
-_NOISE = re.compile(r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b|\bradeon\b|\binstinct\b")
+_NOISE = r"\((?:r|tm)\)|\bamd\b|\bati\b|\bintel\b|\bgraphics\b|\bradeon\b|\binstinct\b"
+
+
+def is_gfx(text: str) -> bool:
+    return re.fullmatch(GFX_PATTERN, text) is not None
 
 
 def name_words(name: str) -> list[str]:
     """A name's words without the brand and trademark words: `AMD Radeon RX 7900 XTX` is
     ["rx", "7900", "xtx"], `Intel(R) Arc(TM) A770 Graphics` ["arc", "a770"]."""
-    return _SEPARATORS.sub(" ", _NOISE.sub(" ", name.lower())).split()
+    return re.sub(_SEPARATORS, " ", re.sub(_NOISE, " ", name.lower())).split()
 
 
 def normalize_name(name: str) -> str:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
-from cudafit.gpu_tables import GFX, AmdModel, GfxTarget, IntelModel, JetsonWheel, normalize_name, short_names
+from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
 
 AMD_FILE = "amd.toml"
 INTEL_FILE = "intel.toml"
@@ -30,7 +30,7 @@ _OVERRIDE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
 
 def read_gfx(value: Any) -> str:
     text = read_str(value)
-    if not GFX.fullmatch(text):
+    if not is_gfx(text):
         raise ValueError("expected an LLVM target like gfx1100 or gfx90a")
     return text
 

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit import machine_more, vendor_gpus
 from cudafit.answers import DRIVER_NOT_GIVEN, GPU_NOT_GIVEN
 from cudafit.errors import InputError
+from cudafit.gpu_tables import is_gfx
 from cudafit.gpus import lookup_gpu
 from cudafit.machine_input import (
     DRIVER_VERSION,
@@ -161,7 +162,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             model, warning = lookup_gpu(matrices.gpus, name)
             if model is None:
                 other, warning = vendor_gpus.by_name(name, matrices)
-                if other is None and vendor_gpus.GFX.fullmatch(name.strip().lower()):
+                if other is None and is_gfx(name.strip().lower()):
                     other = vendor_gpus.by_gfx(name, matrices)  # --gpu gfx1100: an AMD target, as --gfx takes it
                 if other is None and name.strip().lower() in ("amd radeon graphics", "radeon graphics"):
                     raise InputError(

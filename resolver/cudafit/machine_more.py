@@ -83,6 +83,8 @@ def read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:
 def left_out_note(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool) -> list[str]:
     """A machine of several kinds of GPU: the answer is for its NVIDIA GPU, else its AMD one, else
     its discrete one; say which it leaves out."""
+    if all(g.vendor == "nvidia" for g in gpus):
+        return []  # one kind of GPU: nothing left out
     from cudafit.vendor_rules import answered_gpus, left_out
 
     probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))

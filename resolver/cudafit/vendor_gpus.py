@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional, Union
 
 from cudafit.errors import InputError
-from cudafit.gpu_tables import GFX, AmdModel, IntelModel, name_words, normalize_name
+from cudafit.gpu_tables import AmdModel, IntelModel, is_gfx, name_words, normalize_name
 from cudafit.records import GpuInfo, Matrices
 
 AMD_VENDOR = "1002"
@@ -48,7 +48,7 @@ def by_gfx(text: str, matrices: Matrices) -> GpuInfo:
     a target note): an unknown one is most likely a typo."""
     # rocminfo's ISA form names the same target: amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-
     target = text.strip().lower().removeprefix("amdgcn-amd-amdhsa--").split(":", 1)[0]
-    if not GFX.fullmatch(target):
+    if not is_gfx(target):
         raise InputError("expected an AMD LLVM target like gfx1100 or gfx90a (rocminfo's Name, amd-smi's TARGET_GRAPHICS_VERSION)", field="gfx", value=text)
     known = {m.gfx for m in matrices.amd_gpus.values()} | set(matrices.gfx_targets)
     known |= {t for r in matrices.torch for b in r.builds for t in (b.gfx or ())}

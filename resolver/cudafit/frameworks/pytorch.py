@@ -18,7 +18,7 @@ from typing import Optional, Union
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudafit import evidence, rules, vendor_rules
+from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks import pytorch_jetson
 from cudafit.frameworks.base import python_range
@@ -226,7 +226,11 @@ def _judge(
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
         if rules.gpu_usable(machine) and not policy.cpu:
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU", cause=CPU_BESIDE_GPU)
-        beside = None if policy.cpu else vendor_rules.cpu_beside(machine)
+        beside = None
+        if not policy.cpu and _others(machine):
+            from cudafit.vendor_rules import cpu_beside  # only where an AMD or Intel GPU is here
+
+            beside = cpu_beside(machine)
         if beside:
             # An AMD or Intel GPU is here: any build of its kind ranks first; this one only where none runs
             return ((3, (0, 0)), (f"CPU build; {evidence_text(variant)}",), (beside,))
@@ -243,8 +247,13 @@ def _judge(
         if on_mac and not machine.macos and need:
             notes += (f"the macOS version was not given (--macos): torch {release.version}'s wheels need macOS >= {need}",)
         return ((0, (0, 0)), (f"{cpu_why}; {evidence_text(variant)}",), notes)
+    if (variant.kind == "rocm" or variant.tag == "xpu") and not _others(machine):
+        # an NVIDIA machine (the common case) answers without the AMD and Intel rules
+        return reject("accelerator", "ROCm build, for AMD GPUs" if variant.kind == "rocm" else "XPU build, for Intel GPUs")
     if variant.kind == "rocm" or variant.tag == "xpu":
-        fit = vendor_rules.judge_rocm(variant, machine, matrices) if variant.kind == "rocm" else vendor_rules.judge_xpu(variant, machine)
+        from cudafit.vendor_rules import judge_rocm, judge_xpu
+
+        fit = judge_rocm(variant, machine, matrices) if variant.kind == "rocm" else judge_xpu(variant, machine)
         if isinstance(fit, rules.Refusal):
             return reject(fit.constraint, fit.reason, evidence_text(variant) if fit.shortfall else "", shortfall=fit.shortfall)
         if policy.cpu:
@@ -309,6 +318,11 @@ def _judge(
     hearsay = int(any(variant.grade(fact) == "reported" for fact in ("exists", "sass", "ptx")))
     why = (f"CUDA {variant.cuda}: {driver.reason}; {arch.reason}; {evidence_text(variant)}",)
     return ((tier, (hearsay, preference)), why, warnings)
+
+
+def _others(machine: Machine) -> bool:
+    """An AMD or Intel GPU is described or detected."""
+    return any(g.vendor != "nvidia" for g in machine.gpus)
 
 
 _FACT_WORDS = {
