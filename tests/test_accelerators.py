@@ -450,3 +450,28 @@ def test_a_jetpack_and_a_gpu_of_another_board_contradict():
 def test_cpu_on_a_jetson_is_the_cpu_build():
     data = answer("torch", "--jetpack", "6.2", "--python", "3.10", "--cpu")
     assert data["packages"][0]["variant"] == "cpu"
+
+
+@pytest.mark.parametrize(
+    "file, old, new, message",
+    [
+        ("amd.toml", 'gfx = "gfx1100"', 'gfx = "rdna3"', "field 'gfx': expected an LLVM target"),
+        ("amd.toml", 'segment = "radeon"', 'segment = "gaming"', "field 'segment': expected one of apu, instinct, radeon, radeon-pro"),
+        ("amd.toml", 'override_grade = "reported"', 'override_grade = "declared"', "an override is a users' workaround"),
+        ("intel.toml", 'device = "dg2"', 'device = "alchemist"', "field 'device': expected one of"),
+        ("jetson.toml", 'jetpack = ["6.0"]', 'jetpack = ["6.5"]', "names 6.5, which has no [[jetpack]] in nvidia.toml"),
+    ],
+)
+def test_broken_gpu_tables_are_named(file, old, new, message, tmp_path, monkeypatch):
+    import shutil
+
+    from cudafit.loader import data_dir
+
+    copy = tmp_path / "m"
+    shutil.copytree(data_dir(), copy)
+    text = (copy / file).read_text()
+    assert old in text
+    (copy / file).write_text(text.replace(old, new, 1))
+    monkeypatch.setenv("CUDAFIT_DATA_DIR", str(copy))
+    code, _out, err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon RX 7900 XTX")
+    assert code == 2 and file in err and message in err and "Traceback" not in err

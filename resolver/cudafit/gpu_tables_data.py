@@ -4,6 +4,7 @@ what the data knows of each AMD target (matrices/README.md)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
@@ -43,16 +44,22 @@ def _pci_ids(value: Any) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str, GfxTarget]]:
-    only_keys(AMD_FILE, doc, {"gpu", "gfx"})
-    sources = read_header(AMD_FILE, doc)
+def _gpu_entries(file: str, doc: dict, tables: set[str], segments: frozenset[str], dates: list[str]) -> Iterator[tuple[Entry, str]]:
+    """Each [[gpu]] of a vendor's table with its checked segment (the entry is finished by the caller)."""
+    only_keys(file, doc, tables)
+    sources = read_header(file, doc)
     dates.append(doc["data_date"])
-    table: dict[str, AmdModel] = {}
-    for i, raw in enumerate(entries(AMD_FILE, doc, "gpu", "gpu"), 1):
-        e = Entry(AMD_FILE, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for i, raw in enumerate(entries(file, doc, "gpu", "gpu"), 1):
+        e = Entry(file, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
         segment = e.get("segment", read_str)
-        if segment not in AMD_SEGMENTS:
-            raise e.fail("segment", f"expected one of {', '.join(sorted(AMD_SEGMENTS))}")
+        if segment not in segments:
+            raise e.fail("segment", f"expected one of {', '.join(sorted(segments))}")
+        yield e, segment
+
+
+def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str, GfxTarget]]:
+    table: dict[str, AmdModel] = {}
+    for e, segment in _gpu_entries(AMD_FILE, doc, {"gpu", "gfx"}, AMD_SEGMENTS, dates):
         model = AmdModel(
             name=e.get("name", read_str),
             gfx=e.get("gfx", read_gfx),
@@ -62,6 +69,7 @@ def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str
         )
         _add_names(e, table, model, model.name)
         e.finish()
+    sources = read_header(AMD_FILE, doc)
     targets: dict[str, GfxTarget] = {}
     for i, raw in enumerate(entries(AMD_FILE, doc, "gfx", "gfx"), 1):
         e = Entry(AMD_FILE, f"[[gfx]] #{i} ({raw.get('target', '?') if isinstance(raw, dict) else '?'})", raw, sources)
@@ -84,19 +92,13 @@ def read_amd(doc: dict, dates: list[str]) -> tuple[dict[str, AmdModel], dict[str
 
 
 def read_intel(doc: dict, dates: list[str]) -> dict[str, IntelModel]:
-    only_keys(INTEL_FILE, doc, {"gpu", "pci"})
-    sources = read_header(INTEL_FILE, doc)
-    dates.append(doc["data_date"])
     table: dict[str, IntelModel] = {}
-    for i, raw in enumerate(entries(INTEL_FILE, doc, "gpu", "gpu"), 1):
-        e = Entry(INTEL_FILE, f"[[gpu]] #{i} ({raw.get('name', '?') if isinstance(raw, dict) else '?'})", raw, sources)
-        segment = e.get("segment", read_str)
-        if segment not in INTEL_SEGMENTS:
-            raise e.fail("segment", f"expected one of {', '.join(sorted(INTEL_SEGMENTS))}")
+    for e, segment in _gpu_entries(INTEL_FILE, doc, {"gpu", "pci"}, INTEL_SEGMENTS, dates):
         model = IntelModel(name=e.get("name", read_str), device=e.get("device", _device), pci_ids=e.get("pci_ids", _pci_ids), segment=segment)
         _add_names(e, table, model, model.name)
         e.finish()
     # PCI ids whose driver name is generic: detection finds the device code by id alone
+    sources = read_header(INTEL_FILE, doc)
     for i, raw in enumerate(entries(INTEL_FILE, doc, "pci", "pci"), 1):
         e = Entry(INTEL_FILE, f"[[pci]] #{i}", raw, sources)
         device = e.get("device", _device)
