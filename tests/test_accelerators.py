@@ -475,3 +475,39 @@ def test_broken_gpu_tables_are_named(file, old, new, message, tmp_path, monkeypa
     monkeypatch.setenv("CUDAFIT_DATA_DIR", str(copy))
     code, _out, err = cli("resolve", "torch", *LINUX, "--gpu", "AMD Radeon RX 7900 XTX")
     assert code == 2 and file in err and message in err and "Traceback" not in err
+
+
+def test_project_targets_take_gfx_and_jetpack(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(
+        """
+[project]
+name = "x"
+version = "0"
+dependencies = ["torch==2.14.1+rocm7.14"]
+
+[tool.uv.sources]
+torch = { index = "rocm" }
+
+[[tool.uv.index]]
+name = "rocm"
+url = "https://download.pytorch.org/whl/rocm7.14"
+explicit = true
+
+[[tool.cudafit.targets]]
+name = "vii"
+gfx = "gfx906"
+
+[[tool.cudafit.targets]]
+name = "xtx"
+gfx = "gfx1100"
+
+[[tool.cudafit.targets]]
+name = "orin"
+jetpack = "6.2"
+python = "3.10"
+"""
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("check", "pyproject.toml")
+    assert code == 1, err
+    assert "does not run on target 'vii'" in out and "no kernels for gfx906" in out and "target 'xtx'" not in out

@@ -76,7 +76,7 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
     return Settings(codes("select"), codes("ignore"), tuple(targets), source, fail_on, flags["resolve"])
 
 
-_TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "os", "arch", "python", "jetson", "macos"}
+_TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "gfx", "os", "arch", "python", "jetson", "jetpack", "macos"}
 
 
 def _key(field: str) -> str:
@@ -97,15 +97,19 @@ def targets_from(settings: Settings, matrices: Matrices) -> tuple[Target, ...]:
             raise InputError(f"{where}: unknown key {', '.join(extra)} (known: {', '.join(sorted(_TARGET_KEYS))})")
         gpus = table.get("gpus", table.get("gpu", []))
         ccs = table.get("compute-capability", [])
+        jetpack = _text(table.get("jetpack"), where, "jetpack")
+        jetson = bool(table.get("jetson", False)) or jetpack is not None
         opts = MachineOptions(
             driver=_text(table.get("driver"), where, "driver"),
             gpus=tuple(_texts(gpus, where, "gpu")),
             compute_capabilities=tuple(_texts(ccs, where, "compute-capability")),
             os=_text(table.get("os"), where, "os") or "linux",
-            arch=_text(table.get("arch"), where, "arch") or "x86_64",
+            arch=_text(table.get("arch"), where, "arch") or ("aarch64" if jetson else "x86_64"),
             python=_text(table.get("python"), where, "python"),
-            jetson=bool(table.get("jetson", False)),
+            jetson=jetson,
             macos=_text(table.get("macos"), where, "macos"),
+            gfx=tuple(_texts(table.get("gfx", []), where, "gfx")),
+            jetpack=jetpack,
         )
         try:
             machine = build_machine(opts, matrices)
