@@ -88,7 +88,9 @@ def left_out_note(gpus: list[GpuInfo], driver: Optional[str], driver_known: bool
     from cudafit.vendor_rules import answered_gpus, left_out
 
     probe = Machine(os="linux", arch=None, python=None, driver=driver, driver_known=driver_known, gpus=tuple(gpus))
-    hidden = left_out(probe)
+    # an AMD iGPU beside an AMD card is said with the answer, with how to hide it (vendor_rules)
+    same_kind = bool(answered_gpus(probe, "amd"))
+    hidden = [g for g in left_out(probe) if not (same_kind and g.vendor == "amd")]
     if not hidden:
         return []
     shown = ", ".join(f"{g.name or g.vendor.upper() + ' GPU'} ({g.target or 'unknown target'})" for g in hidden)
