@@ -511,3 +511,12 @@ python = "3.10"
     code, out, err = cli("check", "pyproject.toml")
     assert code == 1, err
     assert "does not run on target 'vii'" in out and "no kernels for gfx906" in out and "target 'xtx'" not in out
+
+
+def test_an_intel_mac_with_an_amd_gpu_gets_the_mac_build_with_mps():
+    # Apple's Metal PyTorch page: MPS runs on Macs with Apple silicon or AMD GPUs, macOS 12.3 or later
+    code, out, err = cli("resolve", "torch", "--os", "macos", "--arch", "x86_64", "--python", "3.11", "--gpu", "AMD Radeon VII")
+    assert code == 0, err
+    assert "chose torch 2.2.2 (CPU)" in out and "MPS on the Mac's AMD GPU" in out and "a CPU build: no GPU build" not in out
+    code, _out, err = cli("resolve", "torch", "--os", "macos", "--arch", "x86_64", "--gpu", "NVIDIA GeForce RTX 3090")
+    assert code == 2 and "macOS has no NVIDIA driver" in err

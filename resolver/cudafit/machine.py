@@ -56,13 +56,15 @@ class MachineOptions(NamedTuple):
         return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx) or self.jetpack is not None
 
 
-def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]) -> None:
+def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str], matrices: Optional[Matrices] = None) -> None:
     """A description that cannot be one machine is an input error: answering it would produce a
-    wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64)."""
+    wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64). An AMD GPU on
+    macOS is an Intel Mac's, which MPS uses."""
     if os_name == "macos":
+        amd = {g for g in opts.gpus if matrices is not None and (found := vendor_gpus.by_name(g, matrices)[0]) is not None and found.vendor == "amd"}
         given: list[tuple[str, object]] = [
             *((("driver", opts.driver),) if opts.driver and opts.driver.strip().lower() != "none" else ()),
-            *(("gpus", g) for g in opts.gpus),
+            *(("gpus", g) for g in opts.gpus if g not in amd),
             *(("compute_capability", c) for c in opts.compute_capabilities),
             *((("jetson", True),) if opts.jetson else ()),
         ]
@@ -144,7 +146,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
     arch = check_arch(opts.arch) if opts.arch else "aarch64" if opts.jetson else normalize_arch(platform.machine())
     python = check_python(opts.python, matrices) if opts.python else _this_python()
     macos = check_macos(opts.macos) if opts.macos else (_this_macos() if os_name == "macos" and not opts.os else None)
-    check_contradictions(opts, os_name, arch)
+    check_contradictions(opts, os_name, arch, matrices)
     warnings: list[str] = []
     if python is None:
         warnings.append("could not tell the target Python (no $VIRTUAL_ENV, $CONDA_PREFIX or python on PATH); Python not checked")

@@ -167,7 +167,7 @@ def cpu_beside(machine: Machine) -> Optional[str]:
     """Why a CPU build is the answer on a machine with an AMD or Intel GPU it is for (said only
     where it is chosen: then no build of that GPU's kind ran)."""
     gpus = answered_gpus(machine, "amd") + answered_gpus(machine, "intel")
-    if not gpus:
+    if not gpus or machine.os == "macos":  # a Mac's build is the answer there, with MPS on its GPU
         return None
     shown = ", ".join(gpu_label(g) for g in gpus)
     if machine.os == "windows" and any(g.vendor == "amd" for g in gpus):

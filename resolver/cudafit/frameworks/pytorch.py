@@ -238,6 +238,8 @@ def _judge(
             cpu_why = (
                 "CPU build (Metal/MPS on Apple silicon with macOS 12.3 or later)"
                 if machine.arch == "aarch64"
+                else "CPU build (Metal/MPS on the Mac's AMD GPU with macOS 12.3 or later)"
+                if _others(machine)
                 else "CPU build (an Intel Mac has no CUDA; torch runs on its CPU)"
             )
         else:
