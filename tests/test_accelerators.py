@@ -520,3 +520,10 @@ def test_an_intel_mac_with_an_amd_gpu_gets_the_mac_build_with_mps():
     assert "chose torch 2.2.2 (CPU)" in out and "MPS on the Mac's AMD GPU" in out and "a CPU build: no GPU build" not in out
     code, _out, err = cli("resolve", "torch", "--os", "macos", "--arch", "x86_64", "--gpu", "NVIDIA GeForce RTX 3090")
     assert code == 2 and "macOS has no NVIDIA driver" in err
+
+
+def test_a_jetson_spec_nvidia_has_no_wheel_for_says_what_nvidia_has_and_where_newer_builds_are():
+    code, out, _err = cli("resolve", "torch>=2.6", "--jetpack", "6.2", "--python", "3.10")
+    assert code == 1
+    assert "NVIDIA's build for JetPack 6.2 is torch 2.5.0a0+872d972e41.nv24.08.17622132, which does not satisfy torch>=2.6" in out
+    assert "https://pypi.jetson-ai-lab.io/jp6/cu126" in out

@@ -47,11 +47,15 @@ def candidates(specs: dict[str, SpecifierSet], machine: Machine, matrices: Matri
             reason = f"NVIDIA publishes no {' or '.join(companions)} for Jetson: build it from source, or take it from the Jetson AI Lab index"
             rejected.append(Rejection(FAMILY, version, "jetson", "platform", reason))
             continue
+        index = next((word.rstrip(").,") for word in wheel.notes.split() if word.startswith("(https://") or word.startswith("https://")), "")
+        elsewhere = f" (newer community builds: {index.lstrip('(')}, whose contents change)" if index else ""
         if not spec.contains(version, prereleases=True):
-            rejected.append(Rejection(FAMILY, version, "jetson", "spec", f"does not satisfy torch{spec}"))
+            reason = f"NVIDIA's build for JetPack {machine.jetpack} is torch {wheel.torch}, which does not satisfy torch{spec}{elsewhere}"
+            rejected.append(Rejection(FAMILY, version, "jetson", "platform", reason))
             continue
         if machine.python is not None and machine.python != wheel.python:
-            rejected.append(Rejection(FAMILY, version, "jetson", "python", f"NVIDIA's JetPack {machine.jetpack} wheel is for Python {wheel.python} only"))
+            reason = f"NVIDIA's build for JetPack {machine.jetpack} (torch {wheel.torch}) is for Python {wheel.python} only{elsewhere}"
+            rejected.append(Rejection(FAMILY, version, "jetson", "platform", reason))
             continue
         found.append((version, _candidate(wheel, version, machine)))
     found.sort(key=lambda item: item[0], reverse=True)
