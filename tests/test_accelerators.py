@@ -527,3 +527,9 @@ def test_a_jetson_spec_nvidia_has_no_wheel_for_says_what_nvidia_has_and_where_ne
     assert code == 1
     assert "NVIDIA's build for JetPack 6.2 is torch 2.5.0a0+872d972e41.nv24.08.17622132, which does not satisfy torch>=2.6" in out
     assert "https://pypi.jetson-ai-lab.io/jp6/cu126" in out
+
+
+@pytest.mark.parametrize("asked", ["torch==2.5.0a0", "torch==2.5.0a0+872d972e41.nv24.08.17622132"])
+def test_why_names_nvidias_jetson_wheel_by_either_version(asked):
+    code, out, _err = cli("resolve", "torch", "--jetpack", "6.2", "--python", "3.12", "--why", asked)
+    assert "is not in cudafit's data" not in out and "is for Python 3.10 only" in out

@@ -109,15 +109,19 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
     clash_of = {(c.family, c.version, c.tag): c.clash for c in res.clashes}
 
     def named(build_tag: Optional[str]) -> bool:
-        return tag is None or build_tag is None or build_tag == tag
+        # NVIDIA's Jetson wheels carry their own local version ("+872d972e41.nv24.08..."): asked by it or by the public one
+        return tag is None or build_tag is None or build_tag == tag or build_tag == "jetson"
 
-    chosen = [c for c in res.candidates if c.family == family and c.version == version and named(c.tag)]
+    def same(v: Version) -> bool:
+        return v == version or (v.local is not None and Version(v.public) == Version(version.public))
+
+    chosen = [c for c in res.candidates if c.family == family and same(c.version) and named(c.tag)]
     if chosen:
         return [f"{chosen[0].shown} is part of the answer" + facts(chosen[0])]
     lines = [
         f"{r.subject}: {said(r)}" + (f"; {r.evidence}" if r.evidence else "")
         for r in res.rejections
-        if r.family == family and r.version == version and named(r.tag)
+        if r.family == family and same(r.version) and named(r.tag)
     ]
     joint = {(r.version, r.tag): r.reason for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
