@@ -119,9 +119,7 @@ def why_not(family: str, version: Version, res: Resolution, tag: Optional[str] =
     if chosen:
         return [f"{chosen[0].shown} is part of the answer" + facts(chosen[0])]
     lines = [
-        f"{r.subject}: {said(r)}" + (f"; {r.evidence}" if r.evidence else "")
-        for r in res.rejections
-        if r.family == family and same(r.version) and named(r.tag)
+        f"{r.subject}: {said(r)}" + (f"; {r.evidence}" if r.evidence else "") for r in res.rejections if r.family == family and same(r.version) and named(r.tag)
     ]
     joint = {(r.version, r.tag): r.reason for r in res.rejections if r.family == family and r.constraint == "joint"}
     for build in (c for cs in res.offered for c in cs if c.family == family and c.version == version and named(c.tag)):
