@@ -209,10 +209,10 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else None
         if jetpack is not None:
             machine_more.check_board(jetpack, gpus, matrices)
-        line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
-        if line is not None and not gpus and len(line.compute_capabilities) == 1:
-            # the JetPack line names the board's GPU where it runs on one kind only (6.x: Orin, 7.x: Thor)
-            gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
+        line = matrices.jetpack(jetpack)
+        board = machine_more.board_gpu(line, gpus)
+        if board is not None:
+            gpus.append(board)
         gpus_known = bool(gpus) or (driver_known and driver is None)
         if opts.driver is not None and driver is None and any(g.vendor == "nvidia" for g in gpus):
             warnings.append("--driver none with a GPU: no NVIDIA driver means no CUDA build can run")
@@ -267,13 +267,13 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
     jetson = opts.jetson or detect.detect_jetson()
     jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else machine_more.read_jetpack(matrices, warnings) if jetson else None
     driver_known = reading.driver_known
-    line = next((j for j in matrices.jetpacks if j.version == jetpack), None)
+    board = machine_more.board_gpu(matrices.jetpack(jetpack), gpus)
     if jetson and driver is None:
         # a Jetson's driver is its JetPack's own: no nvidia-smi (a container, JetPack 5 and 6) is
         # no sign of its absence, and its version file names Jetson Linux, not a driver
         driver_known = False
-    if line is not None and not gpus and len(line.compute_capabilities) == 1:
-        gpus.append(GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities))))
+    if board is not None:
+        gpus.append(board)
         gpus_known = True
     return Machine(
         os=os_name,

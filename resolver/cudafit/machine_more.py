@@ -9,7 +9,7 @@ from typing import Optional
 from packaging.version import InvalidVersion
 
 from cudafit.errors import InputError
-from cudafit.records import GpuInfo, Machine, Matrices
+from cudafit.records import GpuInfo, JetPack, Machine, Matrices
 
 
 def amd_and_intel(os_name: str, matrices: Matrices, warnings: list[str], *, no_nvidia_driver: bool) -> list[GpuInfo]:
@@ -50,7 +50,7 @@ def jetpack(text: str, matrices: Matrices) -> str:
 
 def check_board(line_version: str, gpus: list[GpuInfo], matrices: Matrices) -> None:
     """A JetPack line runs on its boards' GPUs only: JetPack 6 is Orin's (8.7), 7 Thor's (11.0)."""
-    line = next((j for j in matrices.jetpacks if j.version == line_version), None)
+    line = matrices.jetpack(line_version)
     if line is None:
         return
     for gpu in gpus:
@@ -62,6 +62,14 @@ def check_board(line_version: str, gpus: list[GpuInfo], matrices: Matrices) -> N
                 value=line_version,
                 others=((("gpus", gpu.name),) if gpu.name else (("compute_capability", f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"),)),
             )
+
+
+def board_gpu(line: Optional[JetPack], gpus: list[GpuInfo]) -> Optional[GpuInfo]:
+    """The GPU a JetPack line stands for where none is given and the line runs on one kind of
+    board only (6.x: Orin, 7.x: Thor)."""
+    if line is None or gpus or len(line.compute_capabilities) != 1:
+        return None
+    return GpuInfo(name="Jetson GPU", compute_capability=next(iter(line.compute_capabilities)))
 
 
 def read_jetpack(matrices: Matrices, warnings: list[str]) -> Optional[str]:

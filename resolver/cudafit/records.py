@@ -322,6 +322,10 @@ class Matrices(NamedTuple):
     def toolkit(self, cuda: Version) -> Optional[Toolkit]:
         return self.toolkits.get((cuda.major, cuda.minor))
 
+    def jetpack(self, version: Optional[str]) -> Optional[JetPack]:
+        """The [[jetpack]] line of that version ("6.2"), where the data has it."""
+        return next((j for j in self.jetpacks if j.version == version), None)
+
     def architecture(self, cc: CC) -> Optional[Architecture]:
         for arch in self.architectures:
             if cc in arch.compute_capabilities:

@@ -25,7 +25,7 @@ def resolve(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
 def jetson_board(machine: Machine, matrices: Matrices) -> bool:
     """A Jetson before Thor on a known JetPack: its driver comes with the JetPack, so the answer
     is not one per driver floor."""
-    line = next((j for j in matrices.jetpacks if j.version == machine.jetpack), None)
+    line = matrices.jetpack(machine.jetpack)
     return machine.jetson and line is not None and not line.server_builds
 
 

@@ -101,7 +101,7 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
     ccs = [g.compute_capability for g in machine.gpus if g.compute_capability]
     lines = matrices.jetpacks
     if machine.jetpack is not None:
-        jetpack = next((j for j in lines if j.version == machine.jetpack), None)
+        jetpack = matrices.jetpack(machine.jetpack)
         board = ", ".join(gpu_label(g) for g in machine.gpus if g.compute_capability) or "this Jetson"
         assumed = ""
     elif ccs:
