@@ -103,10 +103,50 @@ def test_a_gfx_target_describes_an_amd_gpu():
     assert code == 2 and "--jetson" in err and "Traceback" not in err
 
 
-def test_windows_amd_gets_a_cpu_build_and_why():
-    data = answer("torch", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "AMD Radeon RX 7900 XTX")
-    assert chosen(data) == ["torch==2.15.0"]
-    assert any("no ROCm builds for Windows" in w and "AMD publishes" in w for w in data["warnings"])
+def test_windows_amd_gets_amds_own_build_with_its_device_extra():
+    data = answer("torch", "torchvision", "torchaudio", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "AMD Radeon RX 7900 XTX")
+    assert chosen(data) == ["torch[device-gfx1100]==2.14.0+rocm10.1.0", "torchvision[device-gfx1100]==0.29+rocm10.1.0", "torchaudio==2.11.0.3+rocm10.1.0"]
+    assert {p["index_url"] for p in data["packages"]} == {"https://stable.repo.amd.com/rocm/whl-next/"}
+    assert any("Adrenalin" in w for w in data["warnings"])
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # ROCm 10.1 has no torch 2.12 for Windows: 7.14's multi-arch index does
+        (["torch<2.13", "--gpu", "RX 7900 XTX"], "torch[device-gfx1100]==2.12.0+rocm7.14.0"),
+        # gfx1030 has a Windows command for 7.14 only
+        (["torch", "--gpu", "RX 6800 XT"], "torch[device-gfx1030]==2.12.0+rocm7.14.0"),
+        # no override on Windows: HSA_OVERRIDE_GFX_VERSION is reported on Linux only
+        (["torch", "--gfx", "gfx1031"], "torch==2.15.0"),
+        (["torch", "--gpu", "Radeon VII"], "torch==2.15.0"),
+    ],
+)
+def test_windows_amd_builds_follow_amds_own_lists(args, expected):
+    data = answer(*args, "--os", "windows", "--arch", "x86_64", "--python", "3.12")
+    assert chosen(data)[0] == expected
+
+
+def test_windows_amd_on_a_python_amd_has_no_build_for_is_a_cpu_build_and_says_why():
+    data = answer("torch", "--os", "windows", "--arch", "x86_64", "--python", "3.10", "--gpu", "RX 7900 XTX")
+    assert chosen(data) == ["torch==2.14.1"]  # 2.15 has no Python 3.10 wheels either
+    assert any("none of AMD's own Windows builds" in w and "--why torch==2.14.0+rocm10.1.0" in w for w in data["warnings"])
+    code, out, _err = cli("resolve", "torch", "--os", "windows", "--python", "3.10", "--gpu", "RX 7900 XTX", "--why", "torch==2.14.0+rocm10.1.0")
+    assert "no wheel for Python 3.10 (has 3.11-3.14)" in out
+
+
+def test_linux_amd_keeps_the_pytorch_index_build_of_a_newer_release():
+    data = answer("torch", *LINUX, "--gfx", "gfx1100")
+    assert chosen(data) == ["torch==2.14.1+rocm7.14"]
+
+
+def test_amds_build_routes_its_device_wheels_to_amds_index_in_a_uv_project():
+    code, out, _err = cli("resolve", "torch", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "RX 7900 XTX", "--format", "uv-project")
+    assert code == 0
+    assert 'url = "https://stable.repo.amd.com/rocm/whl-next/"' in out
+    for name in ("torch", "rocm-sdk-device-gfx1100", "amd-torch-device-gfx1100", "amd-torch-device-gfx110x", "rocm"):
+        assert f"\n{name} = {{index = " in out
+    assert '"torch[device-gfx1100]==2.14.0+rocm10.1.0"' in out
 
 
 @pytest.mark.parametrize(
@@ -238,6 +278,7 @@ def _no_nvidia(*args, **kwargs):
         ("6.2.1", "3.10", "jp/v61/pytorch/torch-2.5.0a0+872d972e41.nv24.08.17622132-cp310-cp310-linux_aarch64.whl"),
         ("6.0", "3.10", "jp/v60/pytorch/torch-2.4.0a0+3bcc3cddb5.nv24.07.16234504-cp310-cp310-linux_aarch64.whl"),
         ("5.1.2", "3.8", "jp/v512/pytorch/torch-2.1.0a0+41361538.nv23.06-cp38-cp38-linux_aarch64.whl"),
+        ("5.0.2", "3.8", "jp/v50/pytorch/torch-1.13.0a0+340c4120.nv22.06-cp38-cp38-linux_aarch64.whl"),
     ],
 )
 def test_a_jetpack_gets_nvidias_jetson_wheel(jetpack, python, wheel):
@@ -260,7 +301,7 @@ def test_jetpack_7_is_thor_and_gets_the_server_cuda_13_build():
 
 def test_bad_jetpack_values_are_one_line():
     code, _out, err = cli("resolve", "torch", "--jetpack", "4.6")
-    assert code == 2 and "--jetpack '4.6': no JetPack line of cudafit's data holds it; known: 5.1" in err
+    assert code == 2 and "--jetpack '4.6': no JetPack line of cudafit's data holds it; known: 5.0, 5.1" in err
     code, _out, err = cli("resolve", "torch", "--jetpack", "six")
     assert code == 2 and "--jetpack 'six': expected a JetPack release like 6.2" in err
 
@@ -393,8 +434,8 @@ def test_windows_gpus_are_read_from_wmi(fixture, gpus, matrices, monkeypatch):
     if gpus:
         assert machine.gpus[0].name == "AMD Radeon RX 7900 XTX"  # WMI's name where the PCI id is shared
         res = resolve(["torch"], machine, matrices, Policy())
-        assert [p.requirement for p in res.packages] == ["torch==2.15.0"]  # no ROCm build for Windows on the PyTorch index
-        assert any("AMD publishes Windows ROCm builds" in w for w in res.warnings)
+        # no ROCm build for Windows on the PyTorch index: AMD's own, for the RX 7900 XTX (the iGPU is left out)
+        assert [p.requirement for p in res.packages] == ["torch[device-gfx1100]==2.14.0+rocm10.1.0"]
 
 
 def test_wmi_that_does_not_answer_is_said(matrices, monkeypatch):

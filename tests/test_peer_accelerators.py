@@ -114,11 +114,12 @@ def test_cudafit_beside_uv_and_torchruntime(case, machine, uv, torchruntime, exp
     assert data["packages"][0]["requirement"] == expected, (case, uv, torchruntime, why)
 
 
-def test_windows_amd_is_a_cpu_build_where_torchruntime_says_directml():
-    # torchruntime answers DirectML (torch-directml, stuck at torch 2.4); uv answers cpu. cudafit: the
-    # CPU build, and where Windows ROCm builds come from (AMD's own index)
+def test_windows_amd_is_amds_rocm_build_where_torchruntime_says_directml():
+    # torchruntime answers DirectML (torch-directml, stuck at torch 2.4); uv answers cpu (it knows the
+    # PyTorch index only, which has no Windows ROCm). cudafit: AMD's own Windows build, from AMD's index
     result = CliRunner().invoke(
         main, ["resolve", "torch", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "AMD Radeon RX 7900 XTX", "--json"]
     )
     data = json.loads(result.stdout)
-    assert data["packages"][0]["requirement"] == "torch==2.15.0" and any("AMD publishes" in w for w in data["warnings"])
+    assert data["packages"][0]["requirement"] == "torch[device-gfx1100]==2.14.0+rocm10.1.0"
+    assert data["packages"][0]["index_url"] == "https://stable.repo.amd.com/rocm/whl-next/"

@@ -81,3 +81,20 @@ class JetsonWheel(NamedTuple):
     grade: str
     sources: tuple[str, ...]
     notes: str = ""
+
+
+class AmdTorchBuild(NamedTuple):
+    """One of AMD's own torch builds (amd-torch.toml): served from AMD's index, with one extra per
+    GPU target that brings that target's ROCm libraries."""
+
+    torch: str  # public version: 2.14.0
+    local: str  # rocm10.1.0
+    rocm: str
+    index_url: str  # the data's `index`
+    torchvision: str
+    torchaudio: str
+    python: frozenset[str]
+    gfx: dict[str, frozenset[str]]  # platform -> the targets AMD gives a command for there (never mutated)
+    grade: str
+    sources: tuple[str, ...]
+    notes: str = ""

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
-from cudafit.gpu_tables import AmdModel, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
+from cudafit.gpu_tables import AmdModel, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
 
 AMD_FILE = "amd.toml"
 INTEL_FILE = "intel.toml"
 JETSON_FILE = "jetson.toml"
+AMD_TORCH_FILE = "amd-torch.toml"
 AMD_SEGMENTS = frozenset(("radeon", "radeon-pro", "instinct", "apu"))
 INTEL_SEGMENTS = frozenset(("arc", "datacenter", "igpu"))
 INTEL_DEVICES = frozenset(("dg2", "bmg", "pvc", "mtl-h", "mtl-u", "arl-h", "lnl-m", "ptl-h", "ptl-u"))
@@ -136,6 +137,51 @@ def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[Jetson
         out.append(JetsonWheel(lines, torch, python, cuda, url, grade, tuple(raw.get("source", ())), raw.get("notes", "")))
         e.finish()
     return tuple(out)
+
+
+def read_amd_torch(doc: dict, dates: list[str], platforms: frozenset[str]) -> tuple[AmdTorchBuild, ...]:
+    from packaging.version import Version
+
+    only_keys(AMD_TORCH_FILE, doc, {"build"})
+    sources = read_header(AMD_TORCH_FILE, doc)
+    dates.append(doc["data_date"])
+    out = []
+    for i, raw in enumerate(entries(AMD_TORCH_FILE, doc, "build", "build"), 1):
+        e = Entry(AMD_TORCH_FILE, f"[[build]] #{i} ({raw.get('torch', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        versions = {key: e.get(key, lambda v: str(Version(read_str(v)))) for key in ("torch", "torchvision", "torchaudio")}
+        index = e.get("index", read_str)
+        if not index.startswith("https://") or not index.endswith("/"):
+            raise e.fail("index", "expected the https URL of a package index, ending in /")
+        gfx = e.get("gfx", _targets_by_platform)
+        strays = sorted(set(gfx) - platforms)
+        if strays:
+            raise e.fail("gfx", f"names {', '.join(strays)}, expected platforms like linux-x86_64")
+        grade = e.get("grade", read_str)
+        if grade not in ("measured", "declared", "reported"):
+            raise e.fail("grade", "expected measured, declared or reported")
+        out.append(
+            AmdTorchBuild(
+                torch=versions["torch"],
+                local=e.get("local", read_str),
+                rocm=e.get("rocm", read_str),
+                index_url=index,
+                torchvision=versions["torchvision"],
+                torchaudio=versions["torchaudio"],
+                python=frozenset(e.get("python", read_str_list)),
+                gfx=gfx,
+                grade=grade,
+                sources=tuple(raw.get("source", ())),
+                notes=e.get("notes", read_str, required=False, default=""),
+            )
+        )
+        e.finish()
+    return tuple(sorted(out, key=lambda b: (Version(b.torch), Version(b.rocm)), reverse=True))
+
+
+def _targets_by_platform(value: Any) -> dict[str, frozenset[str]]:
+    if not isinstance(value, dict):
+        raise ValueError("expected a table of platform = [targets]")
+    return {str(platform): frozenset(read_gfx(t) for t in read_str_list(targets)) for platform, targets in value.items()}
 
 
 def _add_names(e: Entry, table: dict, model: Any, name: str) -> None:

@@ -30,7 +30,7 @@ from cudafit.fields import (
     read_version,
 )
 from cudafit.frameworks import readers
-from cudafit.gpu_tables_data import AMD_FILE, INTEL_FILE, JETSON_FILE
+from cudafit.gpu_tables_data import AMD_FILE, AMD_TORCH_FILE, INTEL_FILE, JETSON_FILE
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
 
@@ -111,7 +111,9 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     amd_gpus, gfx_targets = gpu_tables_data.read_amd(docs[AMD_FILE], dates) if AMD_FILE in docs else ({}, {})
     intel_gpus = gpu_tables_data.read_intel(docs[INTEL_FILE], dates) if INTEL_FILE in docs else {}
     jetson = gpu_tables_data.read_jetson(docs[JETSON_FILE], dates, {j.version for j in jetpacks}) if JETSON_FILE in docs else ()
-    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE, AMD_FILE, INTEL_FILE, JETSON_FILE} - {r for r in docs if r.startswith(prefixes)}
+    torch_platforms = frozenset(p for r in frameworks.get("torch", ()) for p in r.platforms)
+    amd_torch = gpu_tables_data.read_amd_torch(docs[AMD_TORCH_FILE], dates, torch_platforms) if AMD_TORCH_FILE in docs else ()
+    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, INTEL_FILE, JETSON_FILE} - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
     return Matrices(
@@ -130,6 +132,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         gfx_targets=gfx_targets,
         intel_gpus=intel_gpus,
         jetson_wheels=jetson,
+        amd_torch=amd_torch,
     )
 
 

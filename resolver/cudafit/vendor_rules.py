@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional, Union
 
+from cudafit.gpu_tables import AmdTorchBuild
 from cudafit.records import Build, GpuInfo, Machine, Matrices, Shortfall
 from cudafit.rules import Refusal, gpu_usable
 
@@ -49,6 +50,7 @@ class Fit(NamedTuple):
     why: str
     warnings: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
+    targets: tuple[str, ...] = ()  # the targets whose kernels run: the GPUs' own, or the override's
 
 
 def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit, Refusal]:
@@ -78,7 +80,8 @@ def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit,
             native.append(gpu)
             continue
         known = matrices.gfx_targets.get(target)
-        if known is not None and known.override and override_target(known.override) in build.gfx - build.gfx_no_blas:
+        # the override is an HSA runtime variable users report on Linux; Windows ROCm runs another runtime
+        if known is not None and known.override and machine.os != "windows" and override_target(known.override) in build.gfx - build.gfx_no_blas:
             if build.tag in known.override_fails:
                 via = override_target(known.override)
                 return Refusal("compute-capability", f"{gpu_label(gpu)} has no kernels here, and the override to {via} is reported to crash with this build")
@@ -115,8 +118,11 @@ def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit,
             "the ROCm libraries come as the rocm[libraries,device-all] wheels from the same index (every GPU target's, many GB): "
             "the host needs only the amdgpu kernel driver"
         )
+    elif build.rocm_libraries == "device-extras":
+        extra = f"device-{used[0]} extra brings" if len(used) == 1 else "device extras bring"
+        how = f"its {extra} the ROCm libraries of {', '.join(used)} alone: the host needs only the GPU driver"
     why = f"ROCm {build.rocm} build; kernels for {', '.join(used)} [{graded}]" + (f"; {how}" if how else "")
-    return Fit(tier, why, tuple(warnings) + _hidden(machine), environment)
+    return Fit(tier, why, tuple(warnings) + _hidden(machine), environment, tuple(used))
 
 
 def _unknown_list(build: Build, gpus: tuple[GpuInfo, ...], matrices: Matrices, warnings: list[str]) -> Union[Fit, Refusal]:
@@ -163,18 +169,18 @@ def judge_xpu(build: Build, machine: Machine) -> Union[Fit, Refusal]:
     return Fit(0, f"XPU build; precompiled kernels for {shown} [device list {build.grade('xpu_aot')}]")
 
 
-def cpu_beside(machine: Machine) -> Optional[str]:
+def cpu_beside(machine: Machine, amd_builds: tuple[AmdTorchBuild, ...] = ()) -> Optional[str]:
     """Why a CPU build is the answer on a machine with an AMD or Intel GPU it is for (said only
-    where it is chosen: then no build of that GPU's kind ran)."""
+    where it is chosen: then no build of that GPU's kind ran). `amd_builds`: AMD's own builds,
+    which the words point to on Windows."""
     gpus = answered_gpus(machine, "amd") + answered_gpus(machine, "intel")
     if not gpus or machine.os == "macos":  # a Mac's build is the answer there, with MPS on its GPU
         return None
     shown = ", ".join(gpu_label(g) for g in gpus)
     if machine.os == "windows" and any(g.vendor == "amd" for g in gpus):
-        return (
-            f"a CPU build: the PyTorch index has no ROCm builds for Windows, so none runs on {shown} "
-            "(AMD publishes Windows ROCm builds of torch on its own index, which cudafit's data does not cover)"
-        )
+        newest = next((b for b in amd_builds if machine.platform in b.gfx), None)
+        ask = f": `--why torch=={newest.torch}+{newest.local}` says why their newest does not" if newest else ""
+        return f"a CPU build: the PyTorch index has no ROCm builds for Windows, and none of AMD's own Windows builds runs on {shown} here{ask}"
     return f"a CPU build: no GPU build in cudafit's data runs on {shown} (see --why)"
 
 

@@ -125,3 +125,21 @@ def rank_builds(family: str, releases: Iterable[Any], spec: SpecifierSet, machin
             ranked.append(((tier, age, *preference), candidate))
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
+
+
+def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet], set[str]]:
+    """(the specs with local version labels removed, the build tags those labels named)."""
+    public: dict[str, SpecifierSet] = {}
+    tags: set[str] = set()
+    for name, spec in specs.items():
+        kept = []
+        for item in spec:
+            version = item.version.rstrip(".*")
+            if "+" in version and item.operator in ("==", "==="):
+                base, _, local = item.version.partition("+")
+                tags.add(local.lower())
+                kept.append(f"=={base}")
+            else:
+                kept.append(str(item))
+        public[name] = SpecifierSet(",".join(kept))
+    return public, tags

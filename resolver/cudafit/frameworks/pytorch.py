@@ -21,7 +21,7 @@ from packaging.version import Version
 from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
 from cudafit.frameworks import pytorch_jetson
-from cudafit.frameworks.base import python_range
+from cudafit.frameworks.base import python_range, split_locals
 from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, TorchRelease, driver_key
 
 FAMILY = "torch"
@@ -152,26 +152,14 @@ def candidates(
         mine, out = pytorch_jetson.candidates(specs, machine, matrices)
         ranked += [((0, -1, 0), c) for c in mine]
         rejected += out
+    if _others(machine) and matrices.amd_torch and any(g.vendor == "amd" for g in machine.gpus):
+        from cudafit.frameworks.pytorch_vendor import amd_candidates
+
+        theirs, out = amd_candidates(public, tags, machine, matrices, policy)
+        ranked += theirs
+        rejected += out
     ranked.sort(key=lambda item: item[0])
     return [candidate for _key, candidate in ranked], rejected
-
-
-def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet], set[str]]:
-    """(the specs with local version labels removed, the build tags those labels named)."""
-    public: dict[str, SpecifierSet] = {}
-    tags: set[str] = set()
-    for name, spec in specs.items():
-        kept = []
-        for item in spec:
-            version = item.version.rstrip(".*")
-            if "+" in version and item.operator in ("==", "==="):
-                base, _, local = item.version.partition("+")
-                tags.add(local.lower())
-                kept.append(f"=={base}")
-            else:
-                kept.append(str(item))
-        public[name] = SpecifierSet(",".join(kept))
-    return public, tags
 
 
 def _companions(release: TorchRelease, specs: dict[str, SpecifierSet]) -> Optional[str]:
@@ -230,7 +218,7 @@ def _judge(
         if not policy.cpu and _others(machine):
             from cudafit.vendor_rules import cpu_beside  # only where an AMD or Intel GPU is here
 
-            beside = cpu_beside(machine)
+            beside = cpu_beside(machine, matrices.amd_torch)
         if beside:
             # An AMD or Intel GPU is here: any build of its kind ranks first; this one only where none runs
             return ((3, (0, 0)), (f"CPU build; {evidence_text(variant)}",), (beside,))
@@ -253,19 +241,9 @@ def _judge(
         # an NVIDIA machine (the common case) answers without the AMD and Intel rules
         return reject("accelerator", "ROCm build, for AMD GPUs" if variant.kind == "rocm" else "XPU build, for Intel GPUs")
     if variant.kind == "rocm" or variant.tag == "xpu":
-        from cudafit.vendor_rules import judge_rocm, judge_xpu
+        from cudafit.frameworks.pytorch_vendor import judge_index_build
 
-        fit = judge_rocm(variant, machine, matrices) if variant.kind == "rocm" else judge_xpu(variant, machine)
-        if isinstance(fit, rules.Refusal):
-            return reject(fit.constraint, fit.reason, evidence_text(variant) if fit.shortfall else "", shortfall=fit.shortfall)
-        if policy.cpu:
-            return reject("accelerator", f"{variant.tag} build; --cpu asked for a CPU build")
-        # the newer ROCm first within a release (its libraries know the newer GPUs)
-        newer = -sum(int(part) * 100**i for i, part in enumerate(reversed((variant.rocm or "0").split("."))))
-        # a build only reported to exist (the 2.15 ROCm folders) yields to one the project declares:
-        # an answer that 404s at install is worse than one release older
-        hearsay = int(variant.grade("exists") == "reported")
-        return ((fit.tier + hearsay, (0, newer)), (f"{fit.why}; {evidence_text(variant)}",), fit.warnings, fit.environment)
+        return judge_index_build(release, variant, machine, matrices, policy)
     if variant.kind != "cuda":
         return reject("accelerator", f"{variant.tag} build, not for NVIDIA GPUs")
     if policy.cpu:
