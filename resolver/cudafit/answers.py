@@ -117,6 +117,7 @@ class Candidate(NamedTuple):
     torch_cuda: str = ""  # the CUDA versions of the build it is made against that it serves (records.Build.torch_cuda)
     environment: tuple[tuple[str, str], ...] = ()  # variables the build needs set to run here (HSA_OVERRIDE_GFX_VERSION)
     index_packages: tuple[str, ...] = ()  # what it requires that only its index serves (records.Build.index_packages)
+    rocm: Optional[str] = None  # a ROCm build's ROCm release ("7.14"): one process loads one ROCm runtime
 
     @property
     def label(self) -> str:

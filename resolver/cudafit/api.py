@@ -48,16 +48,17 @@ def describe(
     wsl: bool = False,
     gfx: Union[str, Sequence[str], None] = None,
     jetpack: Optional[str] = None,
+    rocm: Optional[str] = None,
 ) -> Machine:
     """A machine described, as the CLI's --os/--arch/--python/--driver/--gpu/--compute-capability/
-    --jetson/--jetpack/--macos/--gfx describe one (`gpus` takes AMD and Intel names too; `gfx` AMD LLVM
+    --jetson/--jetpack/--macos/--gfx/--rocm describe one (`gpus` takes AMD and Intel names too; `gfx` AMD LLVM
     targets). The GPU side is never read from this machine: a driver left out is unknown (answers
     go per driver floor), `driver="none"` means no NVIDIA driver; only AMD or Intel GPUs described
     mean no NVIDIA driver. os, arch and python left out are this machine's, as on the command line."""
     from cudafit import detection
     from cudafit.machine import MachineOptions, build_machine
 
-    for name, value in (("os", os), ("arch", arch), ("python", python), ("driver", driver), ("macos", macos), ("jetpack", jetpack)):
+    for name, value in (("os", os), ("arch", arch), ("python", python), ("driver", driver), ("macos", macos), ("jetpack", jetpack), ("rocm", rocm)):
         _text_or_none(name, value)
     gpus = _texts("gpus", gpus)
     ccs = _texts("compute_capability", compute_capability)
@@ -67,7 +68,17 @@ def describe(
             raise InputError("WSL runs Linux under Windows", field="wsl", value=True, others=(("os", os),))
         os = "wsl"
     opts = MachineOptions(
-        driver=driver, gpus=tuple(gpus), compute_capabilities=ccs, os=os, arch=arch, python=python, jetson=jetson, macos=macos, gfx=targets, jetpack=jetpack
+        driver=driver,
+        gpus=tuple(gpus),
+        compute_capabilities=ccs,
+        os=os,
+        arch=arch,
+        python=python,
+        jetson=jetson,
+        macos=macos,
+        gfx=targets,
+        jetpack=jetpack,
+        rocm=rocm,
     )
 
     def unknown(*_args: object, **_kwargs: object) -> detection.DriverReading:

@@ -58,6 +58,7 @@ class Machine:
     jetson: bool = False
     macos: Optional[str] = None  # "14.5" on a Mac, where known
     jetpack: Optional[str] = None  # a Jetson's JetPack line ("6.2")
+    rocm: Optional[str] = None  # the ROCm installed on the host ("7.2.1"); "": none; None: unknown
     cuda_driver_max: Optional[str] = None  # the newest CUDA the driver supports ("12.8")
     warnings: tuple[str, ...] = ()
     detected: bool = False  # read from this machine rather than described
@@ -86,6 +87,7 @@ class Machine:
             jetson=m.jetson,
             macos=m.macos,
             jetpack=m.jetpack,
+            rocm=m.rocm,
             cuda_driver_max=m.cuda_driver_max,
             warnings=m.warnings,
             detected=m.detected,
@@ -110,6 +112,7 @@ class Machine:
             detected=self.detected,
             macos=self.macos,
             jetpack=self.jetpack,
+            rocm=self.rocm,
         )
 
     def to_dict(self) -> dict[str, Any]:

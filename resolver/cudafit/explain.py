@@ -36,6 +36,9 @@ def word_clash(clash: Clash, *, name_a: bool = True, advice: bool = True) -> str
         if clash.a_value == "cpu":
             return f"{library} is the CPU library, which loads beside a CPU {clash.dist} only, not CUDA {clash.b_value} ({other})"
         return f"{library} loads its library for {clash.dist}'s CUDA version and stands for CUDA {clash.a_value} only, not CUDA {clash.b_value} ({other})"
+    if clash.kind == "rocm-release":
+        # the HSA runtime is libhsa-runtime64.so.1 in every release: the first one loaded serves both
+        return f"ROCm {clash.a_value}{la} and ROCm {clash.b_value} ({clash.b}): one process loads one ROCm runtime"
     if clash.kind == "cudnn-major":
         return f"cuDNN {clash.a_value}{la} and cuDNN {clash.b_value} ({clash.b}) are different majors"
     if clash.kind == "requires":

@@ -37,6 +37,15 @@ def read_gfx(value: Any) -> str:
     return text
 
 
+def read_gfx_list(value: Any) -> frozenset[str]:
+    targets = read_str_list(value)
+    for target in targets:
+        read_gfx(target)
+    if len(set(targets)) != len(targets):
+        raise ValueError("names a target twice")
+    return frozenset(targets)
+
+
 def _pci_ids(value: Any) -> tuple[str, ...]:
     ids = read_str_list(value)
     for item in ids:

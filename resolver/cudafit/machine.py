@@ -50,6 +50,7 @@ class MachineOptions(NamedTuple):
     env_prefix: Optional[str] = None  # detect --env: the environment whose frameworks are listed
     gfx: tuple[str, ...] = ()  # --gfx gfx1100: AMD GPUs by their LLVM target
     jetpack: Optional[str] = None  # --jetpack 6.2: a Jetson's JetPack release (implies --jetson)
+    rocm: Optional[str] = None  # --rocm 7.2: the ROCm installed on the host ("none": none)
 
     @property
     def describes_gpus(self) -> bool:
@@ -234,6 +235,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             warnings=tuple(warnings),
             macos=macos,
             jetpack=jetpack,
+            rocm=machine_more.host_rocm(opts.rocm) if opts.rocm is not None else None,
             **_installed(opts)._asdict(),
         )
 
@@ -289,6 +291,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         warnings=tuple(warnings),
         detected=True,
         macos=macos,
+        rocm=machine_more.host_rocm(opts.rocm) if opts.rocm is not None else machine_more.read_host_rocm(os_name, gpus),
         **_installed(opts)._asdict(),
     )
 
@@ -341,6 +344,8 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
         out["jetson"] = machine.jetson
         if machine.jetpack:
             out["jetpack"] = machine.jetpack
+        if machine.rocm is not None:
+            out["rocm"] = machine.rocm or None  # null: no ROCm on the host; absent: unknown
         out["toolkits"] = list(machine.toolkits)
         out["frameworks"] = list(machine.frameworks)
         out["warnings"] = list(machine.warnings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import InvalidVersion
+from packaging.version import InvalidVersion, Version
 
 from cudafit.errors import InputError
 from cudafit.records import GpuInfo, JetPack, Machine, Matrices
@@ -32,6 +32,28 @@ def amd_and_intel(os_name: str, matrices: Matrices, warnings: list[str], *, no_n
         warnings.extend(said)
         return list(gpus)
     return []
+
+
+def host_rocm(text: str) -> str:
+    """--rocm 7.2.1: the ROCm installed on the host; 'none' for none ("")."""
+    if text.strip().lower() == "none":
+        return ""
+    try:
+        version = Version(text.strip())
+    except InvalidVersion:
+        raise InputError("expected a ROCm release like 7.2 or 6.4.3, or none", field="rocm", value=text) from None
+    if version.local or version.pre or version.dev or len(version.release) > 3 or not 1 <= version.major <= 99:
+        raise InputError("expected a ROCm release like 7.2 or 6.4.3, or none", field="rocm", value=text)
+    return version.public
+
+
+def read_host_rocm(os_name: str, gpus: list[GpuInfo]) -> Optional[str]:
+    """The ROCm user space of this Linux host with an AMD GPU, from its version file; None elsewhere."""
+    if os_name != "linux" or not any(g.vendor == "amd" for g in gpus):
+        return None
+    from cudafit import sysfs_gpus
+
+    return sysfs_gpus.host_rocm()
 
 
 def jetpack(text: str, matrices: Matrices) -> str:

@@ -18,16 +18,16 @@ BuildKind = Literal["cuda", "cpu", "rocm", "other"]
 # The constraint that ruled a build or release out (Rejection.constraint).
 Constraint = Literal["driver", "compute-capability", "python", "platform", "os", "spec", "extra", "accelerator", "data", "joint", "fleet"]
 # Why two builds cannot share one environment (Clash.kind).
-ClashKind = Literal["cuda-major", "cuda-range", "cudnn-major", "cudnn-unknown", "pins-unknown", "pin", "requires"]
+ClashKind = Literal["cuda-major", "cuda-range", "cudnn-major", "cudnn-unknown", "pins-unknown", "pin", "requires", "rocm-release"]
 
 
 class Shortfall(NamedTuple):
     """What a build needs that the machine lacks, as values beside the reason's words (a launcher
     acts on them: "needs driver 580.65.06, has 535.104.05")."""
 
-    quantity: Literal["driver", "compute-capability", "gfx", "python"]
+    quantity: Literal["driver", "compute-capability", "gfx", "python", "rocm"]
     needs: str  # the driver floor; the build's kernels ("sm_75, sm_80; PTX compute_80", AMD's "gfx1030, gfx1100"); its Pythons ("3.10-3.13")
-    has: str  # the machine's driver ("none" where there is none), GPU architecture (sm_61, gfx1010) or Python
+    has: str  # the machine's driver ("none" where there is none), GPU architecture (sm_61, gfx1010), Python or host ROCm
 
 
 PLATFORMS = (
@@ -173,7 +173,9 @@ class Build(NamedTuple):
     # rocm[...] packages it requires from its index, 7.14 on)
     gfx: Optional[frozenset[str]] = None
     gfx_no_blas: frozenset[str] = frozenset()
-    rocm_libraries: str = ""
+    rocm_libraries: str = ""  # JAX's too: "host" (the host's /opt/rocm), "host-or-wheels" (or AMD's rocm wheels)
+    rocm_wheels: str = ""  # JAX, "host-or-wheels": the rocm wheels' version ("7.14.1") and index that serve it
+    rocm_index: str = ""
     # torch XPU builds: per platform, the Intel GPU device codes its kernels are precompiled for
     # (others JIT-compile them from SPIR-V at first use); None: unknown
     xpu_aot: Optional[dict[str, frozenset[str]]] = None
@@ -365,6 +367,9 @@ class Machine(NamedTuple):
     detected: bool = False  # the GPU side was read from this machine (an unknown driver did not answer)
     macos: Optional[str] = None  # "14.5" on a Mac, where known
     jetpack: Optional[str] = None  # a Jetson's JetPack line ("6.2"), where given or read
+    # the ROCm user space installed on the host (/opt/rocm), which JAX's ROCm plugin loads (torch's
+    # ROCm builds bring their own): "7.2.1"; "" none; None unknown
+    rocm: Optional[str] = None
 
     @property
     def has_driver(self) -> bool:

@@ -105,7 +105,7 @@ def _evidence_json(candidate: Candidate, name: str) -> dict:
 def _stack(c: Candidate) -> str:
     """What a build without CUDA runs on: ROCm 7.2, Intel XPU, or the CPU."""
     if c.kind == "rocm":
-        return f"ROCm {c.tag.removeprefix('rocm')}"
+        return f"ROCm {c.rocm or c.tag.removeprefix('rocm')}"
     return "Intel XPU" if c.tag == "xpu" else "CPU"  # emit.other_stack says it of a whole set
 
 
@@ -147,7 +147,9 @@ def resolution_text(res: Resolution) -> str:
             stack = (f"CUDA {c.cuda}, cuDNN {c.cudnn or 'unknown'}" if c.loads_cudnn else f"CUDA {c.cuda}, no cuDNN") if c.cuda else _stack(c)
             wheels = [p for p in c.packages if p.supports]
             shown = ", ".join(p.requirement for p in c.packages if not p.supports)
-            if wheels:
+            if wheels and c.kind == "rocm":
+                shown += " with " + ", ".join(p.requirement for p in wheels)
+            elif wheels:
                 shown += f" with {len(wheels)} CUDA wheels ({wheels[0].name}, ...)"
             lines.append(f"chosen: {shown}  ({stack})")
         lines += floors_text(res)

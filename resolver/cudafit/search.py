@@ -32,6 +32,8 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
     found_requires = _requires_clash(a, b)
     if found_requires is not None:
         return found_requires
+    if a.rocm and b.rocm and _release(a.rocm) != _release(b.rocm):
+        return Clash("rocm-release", a.label, b.label, a.rocm, b.rocm)
     for x, y, dist in ((a, b, a_on_b), (b, a, b_on_a)):
         # A library that loads the native library of the CUDA version of the build it is made
         # against (bitsandbytes) stands for those versions only.
@@ -63,6 +65,10 @@ def conflict(a: Candidate, b: Candidate, policy: Policy) -> Optional[Clash]:
         dist, spec_a, spec_b = found
         return Clash("pin", a.label, b.label, spec_a, spec_b, dist)
     return None
+
+
+def _release(rocm: str) -> tuple[str, ...]:
+    return tuple(rocm.split(".")[:2])
 
 
 def _built_against(x: Candidate, y: Candidate) -> str:
@@ -115,6 +121,7 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
             c.needs_required_cuda,
             tuple(sorted(c.requires.items())),
             built,
+            c.rocm and _release(c.rocm),
         )
 
     sigs = [{id(c): signature(c) for c in d} for d in domains]

@@ -57,6 +57,7 @@ def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy
             offered=tuple(tuple(c) for _f, c in offered),
             request=Request(families, versions, policy.cpu or not cpu_helps),
         )
+    chosen = _one_rocm_install(chosen)
     # Every runnable build that cannot join the chosen set, and why: kept as values, so notes and
     # --why word them without solving again.
     clashes = []
@@ -82,6 +83,24 @@ def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy
         pythons=_pythons(chosen, machine, matrices),
         request=Request(families, {}, policy.cpu),
     )
+
+
+def _one_rocm_install(chosen: list[Candidate]) -> list[Candidate]:
+    """A build that requires the rocm wheels from its own index brings the ROCm that another
+    chosen build would install them for: they are installed once, with the first."""
+    bringer = next((c for c in chosen if "rocm" in c.index_packages and not any(p.name == "rocm" for p in c.packages)), None)
+    if bringer is None:
+        return chosen
+    out = []
+    for c in chosen:
+        if any(p.name == "rocm" and p.supports for p in c.packages):
+            c = c._replace(
+                packages=tuple(p for p in c.packages if p.name != "rocm"),
+                index_packages=(),
+                why=(*c.why[:-1], f"the ROCm {c.rocm} it was built against comes with {bringer.shown}"),
+            )
+        out.append(c)
+    return out
 
 
 def _required_builds(chosen: list[Candidate]) -> dict[str, str]:

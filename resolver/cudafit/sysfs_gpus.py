@@ -131,6 +131,20 @@ def read(matrices: Matrices, base: Optional[Path] = None) -> SysfsReading:
     return SysfsReading(tuple(gpus), tuple(d for d in pci if d.vendor == NVIDIA_VENDOR), version, tuple(warnings))
 
 
+def host_rocm(base: Optional[Path] = None) -> str:
+    """The ROCm user space installed on the host: $ROCM_PATH's, else /opt/rocm's .info/version
+    ("7.2.1-82" is 7.2.1); "" where there is none."""
+    base = root() if base is None else base
+    rocm_path = os.environ.get("ROCM_PATH", "").lstrip("/")
+    for folder in ([rocm_path] if rocm_path else []) + ["opt/rocm"]:
+        text = _read(base / folder / ".info" / "version")
+        if text:
+            release = text.split("-")[0].strip()
+            if all(part.isdigit() for part in release.split(".")):
+                return release
+    return ""
+
+
 def _kfd_access(base: Path) -> list[str]:
     kfd = base / "dev" / "kfd"
     if not kfd.exists():

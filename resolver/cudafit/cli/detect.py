@@ -45,6 +45,8 @@ def detect(described: MachineOptions, env: Optional[str], as_json: bool) -> int:
             click.echo(f"gpu:     {gpu['name'] or gpu['vendor'].upper() + ' GPU'} ({gpu['target'] or 'target unknown'}{mem})")
         else:
             click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
+    if machine.rocm is not None:
+        click.echo(f"rocm:    {machine.rocm or 'none'} (on the host)")
     for tk in data["toolkits"]:
         click.echo(f"toolkit: CUDA {tk['version']} at {tk['path']}")
     for fw in data["frameworks"]:

@@ -28,6 +28,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         click.option("--jetson", is_flag=True, help="An NVIDIA Jetson (L4T) board."),
         click.option("--jetpack", metavar="X.Y", help="A Jetson's JetPack release (implies --jetson)."),
         click.option("--macos", "macos_version", metavar="X.Y", help="The macOS version (wheels carry a minimum macOS)."),
+        click.option("--rocm", metavar="X.Y", help="The ROCm installed on the host (/opt/rocm), which JAX's ROCm plugin needs; 'none' for none."),
     ]
 
     @functools.wraps(func)
@@ -43,6 +44,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
         jetson: bool,
         jetpack: Optional[str],
         macos_version: Optional[str],
+        rocm: Optional[str],
         **kwargs: Any,
     ) -> R:
         # The description becomes one plain object, so a command takes the machine as one value.
@@ -57,6 +59,7 @@ def machine_options(func: Callable[..., R]) -> Callable[..., R]:
             macos=macos_version,
             gfx=tuple(gfx),
             jetpack=jetpack,
+            rocm=rocm,
         )
         return func(*args, described=described, **kwargs)
 

@@ -159,7 +159,7 @@ def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callab
     # there too: with an explicit index, uv takes every other name from PyPI.
     routes = [(pin.name, pin.index_url) for pin in resolution.packages]
     for c in resolution.candidates:
-        url = c.packages[0].index_url if c.packages else None
+        url = next((p.index_url for p in c.packages if p.index_url), None)
         routes += [(name, url) for name in c.index_packages if url is not None]
     for pin_name, index_url in routes:
         if index_url is None:

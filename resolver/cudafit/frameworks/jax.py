@@ -86,6 +86,7 @@ def candidates(
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    beside = _amd_answered(machine) if not policy.cpu else None
     for age, release in enumerate(releases(matrices)):
 
         def reject(constraint: Constraint, reason: str, tag: Optional[str] = None, release: JaxRelease = release, cause: str = "") -> None:
@@ -108,6 +109,17 @@ def candidates(
             # jax[cuda,cuda13] where cuda is cuda12: two flavours in one environment
             reject("extra", f"asks for {', '.join(sorted(wanted))} there: one CUDA flavour per environment" + (f"; {said}" if said else ""))
             continue
+        rocm_extras = {_normal(b.extra) for b in release.builds if b.kind == "rocm"}
+        if beside is not None and (not wanted or wanted <= rocm_extras):
+            # an AMD GPU is answered: the ROCm plugin builds, and the CPU build only after them
+            from cudafit.frameworks import jax_rocm
+
+            found, refused = jax_rocm.candidates(release, wanted, age, machine, matrices)
+            ranked.extend(found)
+            rejected.extend(refused)
+            if not wanted:
+                ranked.append(((3, age, 0), _candidate(release, None, "cpu", ("CPU build",), (beside,), {}, True)))
+            continue
         if want_cpu and not wanted:
             if usable and not policy.cpu and machine.os == "windows":
                 reject("os", "JAX has no CUDA build for native Windows: use WSL2 (jax[cuda12] or jax[cuda13] there) or the CPU build (--cpu)", "cpu")
@@ -123,12 +135,16 @@ def candidates(
                 "extra",
                 # No version in the words: the releases that share them are said on one line.
                 f"cudafit has no build data for jax[{', '.join(sorted(unmodelled))}]"
-                + (" (the -local extras use a CUDA installed on the system)" if local else "")
+                + (" (the -local extras use a CUDA or ROCm installed on the system)" if local else "")
                 + (f"; {said}" if said else ""),
             )
             continue
         for build in release.builds:
             if wanted and _normal(build.extra) not in wanted:
+                continue
+            if build.kind == "rocm":
+                # the extra asked for is the reason: said, where "a ROCm build" alone is left out of a failure
+                reject("extra", f"jax[{build.extra}] is a ROCm build, for AMD GPUs", build.tag)
                 continue
             if machine.platform not in build.platforms and any(b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
                 continue  # the extra's build for this platform is another entry
@@ -143,6 +159,15 @@ def candidates(
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
+
+
+def _amd_answered(machine: Machine) -> Optional[str]:
+    """Why a CPU build would be the answer here, where an AMD GPU is answered; None elsewhere."""
+    if not any(g.vendor == "amd" for g in machine.gpus):
+        return None
+    from cudafit.vendor_rules import answered_gpus, cpu_beside
+
+    return (cpu_beside(machine) or "") if answered_gpus(machine, "amd") else None
 
 
 def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:

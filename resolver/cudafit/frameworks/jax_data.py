@@ -19,7 +19,7 @@ def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[Ja
     return [
         JaxRelease(version=version, builds=tuple(builds), **fields)
         for version, _e, fields, builds in read_line(
-            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("extras",)), more=_build, cuda_is_floor=True
+            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("extras", "python", "gfx", "rocm_libraries")), more=_build, cuda_is_floor=True
         )
     ]
 
@@ -60,8 +60,10 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
     find-links page of the older jaxlib CUDA wheels."""
     from packaging.utils import canonicalize_name
 
+    if build.kind == "rocm":
+        return _rocm_build(e, build, releases)
     if build.kind != "cuda" or len(build.tag) != 4:
-        raise e.fail("tag", "a JAX build is a CUDA flavour like cu12")
+        raise e.fail("tag", "a JAX build is a CUDA flavour like cu12, or a ROCm one like rocm7")
     if len(build.extras) != 1:
         raise e.fail("extras", "a JAX build is selected by one extra, like cuda12")
     for release in releases:
@@ -73,4 +75,32 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
             raise e.fail("packages", f"{name!r} is not a normalised distribution name")
     return dict(
         packages=packages, local=e.get("local", read_str, required=False, default=""), find_links=e.get("find_links", read_str, required=False, default="")
+    )
+
+
+def _rocm_build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ROCm plugin build (jax[rocm7-local]): the ROCm release it was built against, its GPU
+    targets, where it finds the ROCm libraries, and AMD's rocm wheels that can serve them."""
+    from cudafit.gpu_tables_data import read_gfx_list
+
+    for release in releases:
+        if build.extra not in release["extras"]:
+            raise e.fail("extras", f"{build.extra} is not among the extras of every release it names ({list(release['extras'])})")
+    rocm = e.get("rocm", read_str)
+    if not build.tag.startswith(f"rocm{rocm.split('.')[0]}"):
+        raise e.fail("rocm", f"is not a ROCm release of the tag {build.tag!r}")
+    libraries = e.get("rocm_libraries", read_str)
+    if libraries not in ("host", "host-or-wheels"):
+        raise e.fail("rocm_libraries", "expected 'host' (the host's ROCm) or 'host-or-wheels' (or AMD's rocm wheels in the environment)")
+    wheels = e.get("rocm_wheels", read_str, required=libraries == "host-or-wheels", default="")
+    index = e.get("rocm_index", read_str, required=libraries == "host-or-wheels", default="")
+    if wheels and not wheels.startswith(rocm):
+        raise e.fail("rocm_wheels", f"is not a release of ROCm {rocm}")
+    return dict(
+        packages=tuple(e.get("packages", read_str_list)),
+        rocm=rocm,
+        gfx=e.get("gfx", read_gfx_list),
+        rocm_libraries=libraries,
+        rocm_wheels=wheels,
+        rocm_index=index,
     )

@@ -391,4 +391,5 @@ def _candidate(
         warnings=tuple(extra_warnings),
         conda_channel_cuda=release.conda_cuda,
         index_packages=variant.index_packages,
+        rocm=variant.rocm if variant.kind == "rocm" else None,
     )

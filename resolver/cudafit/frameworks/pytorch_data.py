@@ -16,7 +16,7 @@ from cudafit.fields import (
     read_str_list,
 )
 from cudafit.frameworks.build_data import ACCELERATOR_FACTS, read_line
-from cudafit.gpu_tables_data import AOT_ALIASES, INTEL_DEVICES, read_gfx
+from cudafit.gpu_tables_data import AOT_ALIASES, INTEL_DEVICES, read_gfx_list
 from cudafit.records import PLATFORMS, Build, Evidence, TorchRelease
 
 DATA_PREFIX = "pytorch/torch-"
@@ -89,8 +89,8 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
         rocm = e.get("rocm", read_str)
         if build.tag != f"rocm{rocm}":
             raise e.fail("rocm", f"does not match the tag {build.tag!r}")
-        gfx = e.get("gfx", _gfx_list, required=False)
-        no_blas = frozenset(e.get("gfx_no_blas", _gfx_list, required=False, default=[]))
+        gfx = e.get("gfx", read_gfx_list, required=False)
+        no_blas = frozenset(e.get("gfx_no_blas", read_gfx_list, required=False, default=[]))
         if no_blas and (gfx is None or not no_blas <= gfx):
             raise e.fail("gfx_no_blas", "names targets that are not in the build's gfx list")
         libraries = e.get("rocm_libraries", _rocm_libraries, required=False, default="")
@@ -102,15 +102,6 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
 
 def _index_packages(e: Entry) -> dict[str, Any]:
     return {"index_packages": tuple(e.get("index_packages", read_str_list, required=False, default=[]))}
-
-
-def _gfx_list(value: Any) -> frozenset[str]:
-    targets = read_str_list(value)
-    for target in targets:
-        read_gfx(target)
-    if len(set(targets)) != len(targets):
-        raise ValueError("names a target twice")
-    return frozenset(targets)
 
 
 def _rocm_libraries(value: Any) -> str:

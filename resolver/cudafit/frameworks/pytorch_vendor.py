@@ -138,6 +138,7 @@ def _candidate(build: AmdTorchBuild, as_build: Build, version: Version, fit: Fit
         evidence=dict(as_build.evidence),
         environment=fit.environment,
         index_packages=tuple(dict.fromkeys(served)),
+        rocm=build.rocm,
     )
 
 
