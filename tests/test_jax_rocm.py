@@ -122,3 +122,28 @@ def test_a_host_without_rocm_reads_as_none(tmp_path: Path):
     shutil.copytree(SYSFS / "mi300x", root, symlinks=True)
     code, out, _err = cli("detect", "--json", "--os", "linux", root=root)
     assert json.loads(out)["rocm"] is None and "rocm:    none" in cli("detect", "--os", "linux", root=root)[1]
+
+
+# --- TensorFlow: AMD's tensorflow-rocm, which links the host's ROCm ------------------------------
+
+
+def test_tensorflow_on_an_amd_gpu_is_amds_build_for_the_hosts_rocm():
+    data = answer("tensorflow", *LINUX, "--gfx", "gfx942", "--rocm", "6.4.1")
+    assert chosen(data) == ["tensorflow-rocm==2.18.1"]
+    assert data["commands"]["pip"] == "pip install -f https://repo.radeon.com/rocm/manylinux/rocm-rel-6.4/ tensorflow-rocm==2.18.1"
+    older = answer("tensorflow", "--os", "linux", "--arch", "x86_64", "--python", "3.11", "--gfx", "gfx90a", "--rocm", "6.0.2")
+    assert chosen(older) == ["tensorflow-rocm==2.14.0.600"]  # PyPI's last, for ROCm 6.0
+
+
+def test_tensorflow_without_the_hosts_rocm_names_the_declared_build_and_says_it_is_unchecked():
+    data = answer("tensorflow", *LINUX, "--gfx", "gfx942")
+    assert chosen(data) == ["tensorflow-rocm==2.18.1"] and "rocm-rel-6.4/" in data["commands"]["pip"]
+    assert any("the host's ROCm was not given (--rocm)" in w for w in data["warnings"])
+
+
+def test_tensorflow_on_a_host_rocm_no_build_links_is_the_cpu_build_and_says_why():
+    data = answer("tensorflow", *LINUX, "--gfx", "gfx1100", "--rocm", "7.14")
+    assert chosen(data) == ["tensorflow==2.21.0"]
+    assert any("a CPU build" in w for w in data["warnings"])
+    code, out, _err = cli("resolve", "tensorflow", *LINUX, "--gfx", "gfx1100", "--rocm", "7.14", "--why", "tensorflow==2.18.1+rocm6.4")
+    assert "links ROCm 6.4 from the host, and the host has ROCm 7.14" in out

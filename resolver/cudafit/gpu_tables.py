@@ -83,6 +83,19 @@ class JetsonWheel(NamedTuple):
     notes: str = ""
 
 
+class AmdTfBuild(NamedTuple):
+    """One of AMD's tensorflow-rocm builds (amd-tensorflow.toml): it loads the host's ROCm release."""
+
+    tensorflow: str  # the TensorFlow release it is a build of: 2.14.0
+    version: str  # tensorflow-rocm's own version: 2.14.0.600
+    rocm: str  # the ROCm release it links, which the host must have: 6.0
+    find_links: str  # "": PyPI
+    python: frozenset[str]
+    grade: str
+    sources: tuple[str, ...]
+    notes: str = ""
+
+
 class AmdTorchBuild(NamedTuple):
     """One of AMD's own torch builds (amd-torch.toml): served from AMD's index, with one extra per
     GPU target that brings that target's ROCm libraries."""

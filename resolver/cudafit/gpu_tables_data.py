@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
-from cudafit.gpu_tables import AmdModel, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
+from cudafit.gpu_tables import AmdModel, AmdTfBuild, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
 
 AMD_FILE = "amd.toml"
 INTEL_FILE = "intel.toml"
 JETSON_FILE = "jetson.toml"
 AMD_TORCH_FILE = "amd-torch.toml"
+AMD_TF_FILE = "amd-tensorflow.toml"
 AMD_SEGMENTS = frozenset(("radeon", "radeon-pro", "instinct", "apu"))
 INTEL_SEGMENTS = frozenset(("arc", "datacenter", "igpu"))
 INTEL_DEVICES = frozenset(("dg2", "bmg", "pvc", "mtl-h", "mtl-u", "arl-h", "lnl-m", "ptl-h", "ptl-u"))
@@ -185,6 +186,32 @@ def read_amd_torch(doc: dict, dates: list[str], platforms: frozenset[str]) -> tu
         )
         e.finish()
     return tuple(sorted(out, key=lambda b: (Version(b.torch), Version(b.rocm)), reverse=True))
+
+
+def read_amd_tensorflow(doc: dict, dates: list[str]) -> tuple[AmdTfBuild, ...]:
+    from packaging.version import Version
+
+    only_keys(AMD_TF_FILE, doc, {"build"})
+    sources = read_header(AMD_TF_FILE, doc)
+    dates.append(doc["data_date"])
+    out = []
+    for i, raw in enumerate(entries(AMD_TF_FILE, doc, "build", "build"), 1):
+        e = Entry(AMD_TF_FILE, f"[[build]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        tensorflow, version = (e.get(key, lambda v: str(Version(read_str(v)))) for key in ("tensorflow", "version"))
+        if Version(version).release[:3] != Version(tensorflow).release[:3]:
+            raise e.fail("version", f"is not a build of TensorFlow {tensorflow}")
+        links = e.get("find_links", read_str, required=False, default="")
+        if links and not links.startswith("https://"):
+            raise e.fail("find_links", "expected an https URL")
+        grade = e.get("grade", read_str)
+        if grade not in ("measured", "declared", "reported"):
+            raise e.fail("grade", "expected measured, declared or reported")
+        rocm = e.get("rocm", lambda v: str(Version(read_str(v))))
+        python = frozenset(e.get("python", read_str_list))
+        notes = e.get("notes", read_str, required=False, default="")
+        out.append(AmdTfBuild(tensorflow, version, rocm, links, python, grade, tuple(raw.get("source", ())), notes))
+        e.finish()
+    return tuple(sorted(out, key=lambda b: (Version(b.tensorflow), Version(b.rocm)), reverse=True))
 
 
 def _targets_by_platform(value: Any) -> dict[str, frozenset[str]]:

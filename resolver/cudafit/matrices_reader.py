@@ -30,7 +30,7 @@ from cudafit.fields import (
     read_version,
 )
 from cudafit.frameworks import readers
-from cudafit.gpu_tables_data import AMD_FILE, AMD_TORCH_FILE, INTEL_FILE, JETSON_FILE
+from cudafit.gpu_tables_data import AMD_FILE, AMD_TF_FILE, AMD_TORCH_FILE, INTEL_FILE, JETSON_FILE
 from cudafit.gpus import normalize_gpu_name
 from cudafit.records import CC, GRADES, Architecture, CompatFloor, GpuModel, JetPack, Matrices, Toolkit, parse_cc
 
@@ -113,7 +113,9 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     jetson = gpu_tables_data.read_jetson(docs[JETSON_FILE], dates, {j.version for j in jetpacks}) if JETSON_FILE in docs else ()
     torch_platforms = frozenset(p for r in frameworks.get("torch", ()) for p in r.platforms)
     amd_torch = gpu_tables_data.read_amd_torch(docs[AMD_TORCH_FILE], dates, torch_platforms) if AMD_TORCH_FILE in docs else ()
-    unexpected = set(docs) - set(SHARED) - {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, INTEL_FILE, JETSON_FILE} - {r for r in docs if r.startswith(prefixes)}
+    amd_tf = gpu_tables_data.read_amd_tensorflow(docs[AMD_TF_FILE], dates) if AMD_TF_FILE in docs else ()
+    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE}
+    unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
     return Matrices(
@@ -133,6 +135,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         intel_gpus=intel_gpus,
         jetson_wheels=jetson,
         amd_torch=amd_torch,
+        amd_tensorflow=amd_tf,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Literal, NamedTuple, Optional, Protocol
 
 from packaging.version import Version
 
-from cudafit.gpu_tables import AmdModel, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel
+from cudafit.gpu_tables import AmdModel, AmdTfBuild, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel
 
 # A compute capability as (major, minor): (8, 6) is sm_86.
 CC = tuple[int, int]
@@ -317,6 +317,7 @@ class Matrices(NamedTuple):
     intel_gpus: Mapping[str, IntelModel] = {}  # normalised name (and alias) -> model (intel.toml)
     jetson_wheels: tuple[JetsonWheel, ...] = ()  # NVIDIA's torch wheels for Jetson boards before Thor (jetson.toml)
     amd_torch: tuple[AmdTorchBuild, ...] = ()  # AMD's own torch builds (amd-torch.toml), newest first
+    amd_tensorflow: tuple[AmdTfBuild, ...] = ()  # AMD's tensorflow-rocm builds (amd-tensorflow.toml), newest first
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -80,6 +80,7 @@ def candidates(
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
+    beside = None if cpu else _amd_answered(machine)
     for age, release in enumerate(releases(matrices)):
 
         def reject(constraint: Constraint, reason: str, tag: Optional[str] = None, release: TFRelease = release, cause: str = "") -> None:
@@ -88,6 +89,10 @@ def candidates(
         out = screen(FAMILY, release, spec, "tensorflow", "tensorflow", machine)
         if out is not None:
             rejected.append(out)
+            continue
+        if beside is not None:
+            # an AMD GPU is answered: AMD's tensorflow-rocm builds first, the CPU build after them
+            ranked.append(((4, age), _cpu(release, machine, False)._replace(warnings=(beside,))))
             continue
         if cpu or not usable:
             if usable and not cpu:
@@ -101,8 +106,24 @@ def candidates(
             continue
         tier, candidate = result
         ranked.append(((tier, age), candidate))
+    if beside is not None:
+        from cudafit.frameworks import tensorflow_rocm
+
+        ages = {r.version: age for age, r in enumerate(releases(matrices))}
+        found, refused = tensorflow_rocm.candidates(spec, ages, machine, matrices)
+        ranked.extend(found)
+        rejected.extend(refused)
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
+
+
+def _amd_answered(machine: Machine) -> Optional[str]:
+    """Why a CPU build would be the answer here, where an AMD GPU is answered; None elsewhere."""
+    if not any(g.vendor == "amd" for g in machine.gpus):
+        return None
+    from cudafit.vendor_rules import answered_gpus, cpu_beside
+
+    return (cpu_beside(machine) or "") if answered_gpus(machine, "amd") else None
 
 
 def _cpu(release: TFRelease, machine: Machine, cpu_package: bool) -> Candidate:
