@@ -270,7 +270,7 @@ SURFACE = {
     "Plan.commands": "(self, installer='pip', *, python=None)",
     "Plan.render": "(self, format, *, name='cudafit', existing=None)",
     "Plan.to_dict": "(self)",
-    "Machine": ["os", "arch", "python", "driver", "driver_known", "gpus", "gpus_known", "jetson", "macos", "jetpack", "rocm", "cuda_driver_max", "warnings", "detected"],
+    "Machine": ["os", "arch", "python", "driver", "driver_known", "gpus", "gpus_known", "jetson", "macos", "jetpack", "rocm", "amdgpu", "cuda_driver_max", "warnings", "detected"],
     "Gpu": ["name", "compute_capability", "memory_mib", "vendor", "target", "integrated"],
     "Package": ["name", "version", "local", "variant", "index_url", "requirement", "extras", "find_links", "url", "evidence"],
     "Evidence": ["grade", "sources"],

@@ -147,3 +147,10 @@ def test_tensorflow_on_a_host_rocm_no_build_links_is_the_cpu_build_and_says_why(
     assert any("a CPU build" in w for w in data["warnings"])
     code, out, _err = cli("resolve", "tensorflow", *LINUX, "--gfx", "gfx1100", "--rocm", "7.14", "--why", "tensorflow==2.18.1+rocm6.4")
     assert "links ROCm 6.4 from the host, and the host has ROCm 7.14" in out
+
+
+def test_detect_shows_the_dkms_driver_version_or_the_kernels_own():
+    code, out, _err = cli("detect", "--json", "--os", "linux", root=SYSFS / "rx7900xtx")
+    assert json.loads(out)["amdgpu_dkms"] == "6.16.13"
+    code, out, _err = cli("detect", "--os", "linux", root=SYSFS / "mi300x")
+    assert "amdgpu:  the kernel's own driver" in out

@@ -59,6 +59,7 @@ class Machine:
     macos: Optional[str] = None  # "14.5" on a Mac, where known
     jetpack: Optional[str] = None  # a Jetson's JetPack line ("6.2")
     rocm: Optional[str] = None  # the ROCm installed on the host ("7.2.1"); "": none; None: unknown
+    amdgpu: Optional[str] = None  # AMD's DKMS amdgpu module version ("6.16.13"); "": the kernel's own; None: not read
     cuda_driver_max: Optional[str] = None  # the newest CUDA the driver supports ("12.8")
     warnings: tuple[str, ...] = ()
     detected: bool = False  # read from this machine rather than described
@@ -88,6 +89,7 @@ class Machine:
             macos=m.macos,
             jetpack=m.jetpack,
             rocm=m.rocm,
+            amdgpu=m.amdgpu,
             cuda_driver_max=m.cuda_driver_max,
             warnings=m.warnings,
             detected=m.detected,
@@ -113,6 +115,7 @@ class Machine:
             macos=self.macos,
             jetpack=self.jetpack,
             rocm=self.rocm,
+            amdgpu=self.amdgpu,
         )
 
     def to_dict(self) -> dict[str, Any]:

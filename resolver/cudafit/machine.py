@@ -292,6 +292,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         detected=True,
         macos=macos,
         rocm=machine_more.host_rocm(opts.rocm) if opts.rocm is not None else machine_more.read_host_rocm(os_name, gpus),
+        amdgpu=machine_more.read_amdgpu(os_name, gpus),
         **_installed(opts)._asdict(),
     )
 
@@ -346,6 +347,8 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
             out["jetpack"] = machine.jetpack
         if machine.rocm is not None:
             out["rocm"] = machine.rocm or None  # null: no ROCm on the host; absent: unknown
+        if machine.amdgpu is not None:
+            out["amdgpu_dkms"] = machine.amdgpu or None  # null: the kernel's own amdgpu
         out["toolkits"] = list(machine.toolkits)
         out["frameworks"] = list(machine.frameworks)
         out["warnings"] = list(machine.warnings)

@@ -56,6 +56,15 @@ def read_host_rocm(os_name: str, gpus: list[GpuInfo]) -> Optional[str]:
     return sysfs_gpus.host_rocm()
 
 
+def read_amdgpu(os_name: str, gpus: list[GpuInfo]) -> Optional[str]:
+    """The DKMS amdgpu module's version on a Linux host with an AMD GPU ("" the kernel's own)."""
+    if os_name != "linux" or not any(g.vendor == "amd" for g in gpus):
+        return None
+    from cudafit import sysfs_gpus
+
+    return sysfs_gpus.amdgpu_version()
+
+
 def jetpack(text: str, matrices: Matrices) -> str:
     """--jetpack 6.2.1: its JetPack line in the data ("6.2")."""
     from cudafit.frameworks.pytorch_jetson import jetpack_line

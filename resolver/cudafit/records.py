@@ -371,6 +371,10 @@ class Machine(NamedTuple):
     # the ROCm user space installed on the host (/opt/rocm), which JAX's ROCm plugin loads (torch's
     # ROCm builds bring their own): "7.2.1"; "" none; None unknown
     rocm: Optional[str] = None
+    # the amdgpu kernel module's version where AMD's DKMS package installed it ("6.12.12"); "" the
+    # kernel's own amdgpu (it has no version); None not read. Shown, not judged: AMD publishes no
+    # mapping from it to the ROCm releases its compatibility tables name
+    amdgpu: Optional[str] = None
 
     @property
     def has_driver(self) -> bool:

@@ -131,6 +131,11 @@ def read(matrices: Matrices, base: Optional[Path] = None) -> SysfsReading:
     return SysfsReading(tuple(gpus), tuple(d for d in pci if d.vendor == NVIDIA_VENDOR), version, tuple(warnings))
 
 
+def amdgpu_version(base: Optional[Path] = None) -> str:
+    """/sys/module/amdgpu/version: AMD's DKMS driver's; "" with the kernel's own amdgpu (none)."""
+    return _read((root() if base is None else base) / "sys" / "module" / "amdgpu" / "version") or ""
+
+
 def host_rocm(base: Optional[Path] = None) -> str:
     """The ROCm user space installed on the host: $ROCM_PATH's, else /opt/rocm's .info/version
     ("7.2.1-82" is 7.2.1); "" where there is none."""

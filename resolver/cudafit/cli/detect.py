@@ -47,6 +47,9 @@ def detect(described: MachineOptions, env: Optional[str], as_json: bool) -> int:
             click.echo(f"gpu:     {gpu['name'] or 'unnamed'} (compute capability {gpu['compute_capability'] or 'unknown'}{mem})")
     if machine.rocm is not None:
         click.echo(f"rocm:    {machine.rocm or 'none'} (on the host)")
+    if machine.amdgpu is not None:
+        shown = f"{machine.amdgpu} (AMD's DKMS driver)" if machine.amdgpu else "the kernel's own driver"
+        click.echo(f"amdgpu:  {shown}")
     for tk in data["toolkits"]:
         click.echo(f"toolkit: CUDA {tk['version']} at {tk['path']}")
     for fw in data["frameworks"]:
