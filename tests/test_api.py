@@ -266,7 +266,7 @@ SURFACE = {
     "inspect": "(env=None)",
     "diagnose": "(env=None, machine=None)",
     "check_paths": "(paths, *, targets=(), select=(), ignore=(), strict=False)",
-    "install": "(plan, env=None, *, dry_run=False, installer=None)",
+    "install": "(plan, env=None, *, dry_run=False, installer=None, constrain=False)",
     "Plan.commands": "(self, installer='pip', *, python=None)",
     "Plan.render": "(self, format, *, name='cudafit', existing=None)",
     "Plan.to_dict": "(self)",

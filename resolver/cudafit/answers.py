@@ -118,6 +118,9 @@ class Candidate(NamedTuple):
     environment: tuple[tuple[str, str], ...] = ()  # variables the build needs set to run here (HSA_OVERRIDE_GFX_VERSION)
     index_packages: tuple[str, ...] = ()  # what it requires that only its index serves (records.Build.index_packages)
     rocm: Optional[str] = None  # a ROCm build's ROCm release ("7.14"): one process loads one ROCm runtime
+    # what the build installs beside its requirement at versions it fixes, as (name, specifier):
+    # jaxlib and JAX's plugins; a constraints file holds them too
+    held: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:

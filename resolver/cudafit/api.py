@@ -229,13 +229,16 @@ def check_paths(
     return Report(ok=not output.fails(report.findings, settings.fail_on) and not report.errors, findings=findings, errors=report.errors, files=report.files)
 
 
-def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = False, installer: Optional[Installer] = None) -> list[list[str]]:
+def install(
+    plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = False, installer: Optional[Installer] = None, constrain: bool = False
+) -> list[list[str]]:
     """Install a plan into an environment (its folder or its Python; default: the active one) with
     uv where present, else pip (`installer` to choose; conda: the set's conda route, then pip).
     Returns the commands, run in order (with `dry_run`, only returned). Raises InstallFailed
     (`.argv`, `.code`) when a command fails; the installers' own output goes to this process's
-    stdout and stderr."""
-    from cudafit.installer import find_target, run
+    stdout and stderr. With `constrain`, the set's constraints file is written into the
+    environment afterwards (cudafit-constraints.txt; `plan.render("constraints")` is its text)."""
+    from cudafit.installer import find_target, hold, run
     from cudafit.installer import plan as install_plan
 
     if not isinstance(plan, Plan):
@@ -252,4 +255,6 @@ def install(plan: Plan, env: Union[str, Path, None] = None, *, dry_run: bool = F
         raise InputError(exc.reason, field="installer", value=exc.value) from None
     if not dry_run:
         run(argvs)
+        if constrain:
+            hold(plan._resolution, target)
     return argvs

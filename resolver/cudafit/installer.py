@@ -185,3 +185,15 @@ def matches(wanted: str, got: Optional[str]) -> bool:
         return False
     # A pin without a local tag accepts any local build (PEP 440), as pip does.
     return got == wanted or ("+" not in wanted and got.split("+")[0] == wanted)
+
+
+def hold(resolution: Resolution, target: Target) -> Path:
+    """Write the set's constraints file into the environment (held.FILE_NAME), so that later
+    installs given it (-c, PIP_CONSTRAINT, UV_CONSTRAINT) cannot move the set; doctor reads it."""
+    from cudafit import held
+    from cudafit.emit import render
+    from cudafit.fileio import write_atomic
+
+    path = held.path_in(target.prefix)
+    write_atomic(path, render("constraints", resolution))
+    return path

@@ -19,13 +19,18 @@ if TYPE_CHECKING:
 @click.option("--env", "env", metavar="PATH", help="Environment folder or its Python (default: the active one).")
 @click.option("--dry-run", is_flag=True, help="Print the commands; run nothing.")
 @click.option(
+    "--constrain",
+    is_flag=True,
+    help="After the install, write the set's constraints file into the environment (cudafit-constraints.txt) to hold it in place.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["pip", "uv", "conda"]),
     help="The installer: pip, uv (must be on PATH), or conda (into a conda environment). Default: uv if present, else pip.",
 )
 @policy_options
-def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, env: Optional[str], dry_run: bool, fmt: Optional[str]) -> int:
+def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, env: Optional[str], dry_run: bool, constrain: bool, fmt: Optional[str]) -> int:
     """Resolve as `resolve` does, then install the result (uv if present, else pip)."""
     import platform
 
@@ -72,6 +77,10 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
             click.echo(f"cudafit: warning: the install would stop here: {problem}", err=True)
         for argv in commands:
             click.echo(shlex.join(argv))
+        if constrain:
+            from cudafit.held import path_in
+
+            click.echo(f"# then write {path_in(target.prefix)} (the set's constraints)")
         return 0
     if problem:
         click.echo(f"cudafit: {problem}", err=True)
@@ -86,4 +95,9 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
         ok = installer.matches(wanted, got)
         bad += not ok
         click.echo(f"{'installed' if ok else 'MISMATCH '} {name} {got or 'missing'}" + ("" if ok else f" (wanted {wanted})"))
-    return 1 if bad else 0
+    if bad:
+        return 1
+    if constrain:
+        path = installer.hold(res, target)
+        click.echo(f"held: {path}; keep the set in place with: export PIP_CONSTRAINT={path} UV_CONSTRAINT={path}")
+    return 0

@@ -7,6 +7,7 @@ from typing import Callable
 
 from cudafit.doctor.context import Context
 from cudafit.doctor.gpu_checks import cpu_builds, driver_and_gpus, driver_floor, kernels
+from cudafit.doctor.held_checks import held_set
 from cudafit.doctor.model import Finding
 from cudafit.doctor.platform_checks import dead_ends
 from cudafit.doctor.python_checks import python, python_support, unreadable
@@ -22,6 +23,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     kernels,
     cuda_stacks,
     built_against,
+    held_set,
     system_cuda,
     loading,
     dead_ends,

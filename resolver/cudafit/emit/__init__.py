@@ -17,6 +17,7 @@ FORMATS = {
     "requirements": "cudafit.emit.requirements",
     "conda": "cudafit.emit.conda",
     "environment.yml": "cudafit.emit.environment_yml",
+    "constraints": "cudafit.emit.constraints",
 }
 
 
@@ -131,7 +132,7 @@ def other_stack(resolution: Resolution) -> str:
     """What a set without CUDA runs on: ROCm 7.2, Intel XPU, or the CPU."""
     for c in resolution.candidates:
         if c.kind == "rocm":
-            return f"ROCm {c.tag.removeprefix('rocm')}"
+            return f"ROCm {c.rocm or c.tag.removeprefix('rocm')}"
         if c.tag == "xpu":
             return "Intel XPU"
     return "CPU"

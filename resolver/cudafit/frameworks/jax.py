@@ -115,7 +115,8 @@ def candidates(
             from cudafit.frameworks import jax_rocm
 
             found, refused = jax_rocm.candidates(release, wanted, age, machine, matrices)
-            ranked.extend(found)
+            builds = {b.tag: b for b in release.builds}
+            ranked.extend((key, c._replace(held=held(release, builds[c.tag]))) for key, c in found)
             rejected.extend(refused)
             if not wanted:
                 ranked.append(((3, age, 0), _candidate(release, None, "cpu", ("CPU build",), (beside,), {}, True)))
@@ -252,4 +253,17 @@ def _candidate(
         evidence=dict(build.evidence) if build else {},
         why=tuple(why),
         warnings=tuple(warnings),
+        held=held(release, build),
     )
+
+
+def held(release: JaxRelease, build: Optional[Build]) -> tuple[tuple[str, str], ...]:
+    """What jax[extra]==X installs at versions it fixes: jaxlib (a find-links one with its local
+    tag) and the extra's plugins at jaxlib's version (ROCm's: any post-release of jax's)."""
+    jaxlib = (("jaxlib", f"=={release.jaxlib}" + (f"+{build.local}" if build and build.local else "")),) if release.jaxlib else ()
+    if build is None:
+        return jaxlib
+    if build.kind == "rocm":
+        return jaxlib + tuple((name, f"=={release.version}.*") for name in build.packages)
+    # the find-links era's extra brings jaxlib itself (its CUDA build): held above, with its tag
+    return jaxlib + tuple((name, f"=={release.jaxlib}") for name in build.packages if release.jaxlib and name != "jaxlib")
