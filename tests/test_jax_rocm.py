@@ -154,3 +154,60 @@ def test_detect_shows_the_dkms_driver_version_or_the_kernels_own():
     assert json.loads(out)["amdgpu_dkms"] == "6.16.13"
     code, out, _err = cli("detect", "--os", "linux", root=SYSFS / "mi300x")
     assert "amdgpu:  the kernel's own driver" in out
+
+
+# --- a newcomer's findings --------------------------------------------------------------------------
+
+
+def test_gfx906_gets_no_rocm_7_plugin_whose_rocblas_has_no_kernels_for_it():
+    data = answer("jax", *LINUX, "--gfx", "gfx906")
+    assert chosen(data) == ["jax==0.12.0.1"]
+    code, out, _err = cli("resolve", "jax", *LINUX, "--gfx", "gfx906", "--why", "jax==0.12.0+rocm7")
+    assert "rocBLAS has no kernels for gfx906" in out
+
+
+def test_the_cpu_answer_beside_an_amd_gpu_says_the_frameworks_own_reason():
+    windows = ["--os", "windows", "--arch", "x86_64", "--python", "3.12", "--gpu", "RX 7900 XTX"]
+    for family in ("jax", "tensorflow"):
+        data = answer(family, *windows)
+        assert any(f"{family} has no ROCm build for Windows" in w for w in data["warnings"])
+    data = answer("tensorflow", *LINUX, "--gfx", "gfx942", "--rocm", "none")
+    assert any("the host's ROCm" in w and "--why NAME==VERSION" in w for w in data["warnings"])
+
+
+def test_a_find_links_page_is_in_the_json_and_why_takes_the_package_name():
+    data = answer("tensorflow", *LINUX, "--gfx", "gfx942", "--rocm", "6.4.1")
+    assert data["packages"][0]["find_links"] == "https://repo.radeon.com/rocm/manylinux/rocm-rel-6.4/"
+    code, out, _err = cli("resolve", "tensorflow", *LINUX, "--gfx", "gfx942", "--rocm", "7.14", "--why", "tensorflow-rocm==2.18.1")
+    assert code == 0 and "the host has ROCm 7.14" in out
+
+
+@pytest.mark.parametrize("value, said", [("7", "major.minor at least"), ("99.0", "the newest is 10.1.0"), ("11.2", "the newest is")])
+def test_a_rocm_release_that_cannot_be_is_an_input_error(value, said):
+    code, _out, err = cli("resolve", "jax", *LINUX, "--gfx", "gfx942", "--rocm", value)
+    assert code == 2 and said in err
+
+
+def test_rocm_without_an_amd_gpu_is_said():
+    data = answer("torch", *LINUX, "--rocm", "7.2")
+    assert any(w.startswith("--rocm without an AMD GPU") for w in data["warnings"])
+
+
+def test_a_mac_takes_no_discrete_intel_gpu_and_an_unknown_name_is_unknown():
+    code, _out, err = cli("resolve", "torch", "--os", "macos", "--python", "3.12", "--gpu", "Arc A770")
+    assert code == 2 and "no Mac has this GPU" in err
+    code, _out, err = cli("resolve", "torch", "--os", "macos", "--python", "3.12", "--gpu", "Radeon Pro 5500M")
+    assert code == 2 and "not in cudafit's GPU table" in err and "NVIDIA driver" not in err
+
+
+def test_a_uv_project_says_the_variable_the_set_needs_once(tmp_path: Path):
+    out_file = tmp_path / "pyproject.toml"
+    for _ in range(2):
+        code, _out, err = cli("resolve", "torch", *LINUX, "--gfx", "gfx1031", "--format", "uv-project", "-o", str(out_file))
+        assert code == 0, err
+    assert out_file.read_text().count("export HSA_OVERRIDE_GFX_VERSION=10.3.0") == 1
+
+
+def test_doctor_says_what_reading_the_machine_showed():
+    code, out, _err = cli("doctor", "--os", "linux", root=SYSFS / "amd-no-kfd")
+    assert "note: no /dev/kfd" in out

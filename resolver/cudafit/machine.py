@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from cudafit.detection import DriverReading
 
 
+ROCM_WITHOUT_AMD = "--rocm without an AMD GPU: describe the GPU too (--gfx or --gpu); ROCm builds are answered only for one"
+
+
 class MachineOptions(NamedTuple):
     driver: Optional[str] = None
     gpus: tuple[str, ...] = ()
@@ -62,10 +65,16 @@ def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str]
     wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64). An AMD GPU on
     macOS is an Intel Mac's, which MPS uses."""
     if os_name == "macos":
-        amd = {g for g in opts.gpus if matrices is not None and (found := vendor_gpus.by_name(g, matrices)[0]) is not None and found.vendor == "amd"}
+        others = {g: vendor_gpus.by_name(g, matrices)[0] for g in opts.gpus} if matrices is not None else {}
+        discrete_intel = next((g for g, found in others.items() if found is not None and found.vendor == "intel" and not found.integrated), None)
+        if discrete_intel is not None:
+            reason = "no Mac has this GPU (Intel Macs have Intel's integrated GPUs or AMD's)"
+            raise InputError(reason, field="gpus", value=discrete_intel, others=(("os", os_name),))
+        # only a GPU of NVIDIA's table contradicts macOS; a name no table knows is said unknown later
+        nvidia = {g for g in opts.gpus if matrices is None or lookup_gpu(matrices.gpus, g)[0] is not None}
         given: list[tuple[str, object]] = [
             *((("driver", opts.driver),) if opts.driver and opts.driver.strip().lower() != "none" else ()),
-            *(("gpus", g) for g in opts.gpus if g not in amd),
+            *(("gpus", g) for g in opts.gpus if g in nvidia),
             *(("compute_capability", c) for c in opts.compute_capabilities),
             *((("jetson", True),) if opts.jetson else ()),
         ]
@@ -222,6 +231,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         if not gpus_known:
             warnings.append(GPU_NOT_GIVEN)
         warnings.extend(machine_more.left_out_note(gpus, driver, driver_known))
+        if opts.rocm is not None and not any(g.vendor == "amd" for g in gpus):
+            warnings.append(ROCM_WITHOUT_AMD)
         return Machine(
             os=os_name,
             arch=arch,
@@ -235,7 +246,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
             warnings=tuple(warnings),
             macos=macos,
             jetpack=jetpack,
-            rocm=machine_more.host_rocm(opts.rocm) if opts.rocm is not None else None,
+            rocm=machine_more.host_rocm(opts.rocm, matrices) if opts.rocm is not None else None,
             **_installed(opts)._asdict(),
         )
 
@@ -277,6 +288,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
     if board is not None:
         gpus.append(board)
         gpus_known = True
+    if opts.rocm is not None and not any(g.vendor == "amd" for g in gpus):
+        warnings.append(ROCM_WITHOUT_AMD)
     return Machine(
         os=os_name,
         arch=arch,
@@ -291,7 +304,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         warnings=tuple(warnings),
         detected=True,
         macos=macos,
-        rocm=machine_more.host_rocm(opts.rocm) if opts.rocm is not None else machine_more.read_host_rocm(os_name, gpus),
+        rocm=machine_more.host_rocm(opts.rocm, matrices) if opts.rocm is not None else machine_more.read_host_rocm(os_name, gpus),
         amdgpu=machine_more.read_amdgpu(os_name, gpus),
         **_installed(opts)._asdict(),
     )

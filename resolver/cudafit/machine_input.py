@@ -156,7 +156,7 @@ def unknown_gpu(name: str, matrices: Matrices) -> InputError:
         hint += " "
     return InputError(
         f"not in cudafit's GPU table; {hint}give the name as nvidia-smi, rocminfo or the Intel driver prints it "
-        "(`cudafit gpus PATTERN` lists NVIDIA's), a compute capability (--compute-capability), or an AMD target (--gfx gfx1100)",
+        "(`cudafit gpus PATTERN` lists the GPUs it knows), a compute capability (--compute-capability), or an AMD target (--gfx gfx1100)",
         field="gpus",
         value=name,
     )

@@ -34,7 +34,7 @@ def amd_and_intel(os_name: str, matrices: Matrices, warnings: list[str], *, no_n
     return []
 
 
-def host_rocm(text: str) -> str:
+def host_rocm(text: str, matrices: Matrices) -> str:
     """--rocm 7.2.1: the ROCm installed on the host; 'none' for none ("")."""
     if text.strip().lower() == "none":
         return ""
@@ -42,9 +42,20 @@ def host_rocm(text: str) -> str:
         version = Version(text.strip())
     except InvalidVersion:
         raise InputError("expected a ROCm release like 7.2 or 6.4.3, or none", field="rocm", value=text) from None
-    if version.local or version.pre or version.dev or len(version.release) > 3 or not 1 <= version.major <= 99:
-        raise InputError("expected a ROCm release like 7.2 or 6.4.3, or none", field="rocm", value=text)
+    if version.local or version.pre or version.dev or version.epoch or not 2 <= len(version.release) <= 3:
+        raise InputError("expected a ROCm release like 7.2 or 6.4.3 (major.minor at least), or none", field="rocm", value=text)
+    newest = max(_rocm_releases(matrices), default=None)
+    if newest is not None and version.release[:2] > newest.release[:2]:
+        raise InputError(f"no ROCm release of cudafit's data is that new (the newest is {newest})", field="rocm", value=text)
     return version.public
+
+
+def _rocm_releases(matrices: Matrices) -> set[Version]:
+    """The ROCm releases the data names (torch's, AMD's builds, JAX's plugins)."""
+    found = {b.rocm for r in matrices.torch for b in r.builds if b.rocm}
+    found |= {b.rocm for b in matrices.amd_torch} | {b.rocm for b in matrices.amd_tensorflow}
+    found |= {b.rocm for r in matrices.frameworks.get("jax", ()) for b in r.builds if b.rocm}
+    return {Version(text) for text in found}
 
 
 def read_host_rocm(os_name: str, gpus: list[GpuInfo]) -> Optional[str]:
@@ -75,7 +86,8 @@ def jetpack(text: str, matrices: Matrices) -> str:
         raise InputError("expected a JetPack release like 6.2 or 5.1.2", field="jetpack", value=text) from None
     if line is None:
         known = ", ".join(j.version for j in matrices.jetpacks)
-        raise InputError(f"no JetPack line of cudafit's data holds it; known: {known}", field="jetpack", value=text)
+        older = " (JetPack 4's torch wheels are Python 3.6 builds of torch 1.11 and older, not covered)" if Version(text.strip()).major == 4 else ""
+        raise InputError(f"no JetPack line of cudafit's data holds it{older}; known: {known}", field="jetpack", value=text)
     return line.version
 
 

@@ -37,6 +37,7 @@ def resolution_json(res: Resolution) -> dict:
                 "requirement": p.requirement,
                 **_evidence_json(c, p.name),
                 **({"supports": p.supports} if p.supports else {}),
+                **({"find_links": p.find_links} if p.find_links else {}),
             }
             for c in res.candidates
             for p in c.packages

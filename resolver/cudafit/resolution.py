@@ -40,6 +40,8 @@ def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]
 
     name, sep, text = name_version.partition("==")
     name = canonicalize_name(name.strip())
+    # AMD's TensorFlow is a package of its own name whose versions are the builds' (2.18.1, 2.14.0.600)
+    name = canonicalize_name("tensorflow") if name == "tensorflow-rocm" else name
     if not sep or name not in BY_MEMBER:
         raise InputError(f"expected NAME==VERSION with NAME one of {KNOWN}", field="why", value=name_version)
     try:

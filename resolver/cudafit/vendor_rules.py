@@ -113,7 +113,9 @@ def judge_rocm(build: Build, machine: Machine, matrices: Matrices) -> Union[Fit,
         tier = 1
     used = sorted({g.target or "" for g in native} if native else {override_target(v) for _g, v in overridden})
     how = "its ROCm libraries bundled in the wheel" if build.rocm_libraries == "bundled" else ""
-    if build.rocm_libraries == "wheels":
+    if machine.os == "wsl":
+        how = ""  # the WSL warning says what is known there
+    elif build.rocm_libraries == "wheels":
         how = (
             "the ROCm libraries come as the rocm[libraries,device-all] wheels from the same index (every GPU target's, many GB): "
             "the host needs only the amdgpu kernel driver"
@@ -169,19 +171,31 @@ def judge_xpu(build: Build, machine: Machine) -> Union[Fit, Refusal]:
     return Fit(0, f"XPU build; precompiled kernels for {shown} [device list {build.grade('xpu_aot')}]")
 
 
-def cpu_beside(machine: Machine, amd_builds: tuple[AmdTorchBuild, ...] = ()) -> Optional[str]:
+def cpu_beside(machine: Machine, amd_builds: tuple[AmdTorchBuild, ...] = (), family: str = "torch") -> Optional[str]:
     """Why a CPU build is the answer on a machine with an AMD or Intel GPU it is for (said only
-    where it is chosen: then no build of that GPU's kind ran). `amd_builds`: AMD's own builds,
-    which the words point to on Windows."""
+    where it is chosen: then no build of that GPU's kind ran). `amd_builds`: AMD's own torch
+    builds, which the words point to on Windows."""
     gpus = answered_gpus(machine, "amd") + answered_gpus(machine, "intel")
     if not gpus or machine.os == "macos":  # a Mac's build is the answer there, with MPS on its GPU
         return None
     shown = ", ".join(gpu_label(g) for g in gpus)
-    if machine.os == "windows" and any(g.vendor == "amd" for g in gpus):
+    amd = any(g.vendor == "amd" for g in gpus)
+    if machine.os == "windows" and amd and family != "torch":
+        return f"a CPU build: {family} has no ROCm build for Windows (JAX's ROCm plugin and tensorflow-rocm are for Linux)"
+    if machine.os == "windows" and amd:
         newest = next((b for b in amd_builds if machine.platform in b.gfx), None)
+        if newest is not None and machine.python is not None and machine.python not in newest.python:
+            from cudafit.frameworks.base import python_range
+
+            pythons = python_range(newest.python)
+            return f"a CPU build: the PyTorch index has no ROCm builds for Windows, and AMD's own are for Python {pythons}, not {machine.python}"
         ask = f": `--why torch=={newest.torch}+{newest.local}` says why their newest does not" if newest else ""
         return f"a CPU build: the PyTorch index has no ROCm builds for Windows, and none of AMD's own Windows builds runs on {shown} here{ask}"
-    return f"a CPU build: no GPU build in cudafit's data runs on {shown} (see --why)"
+    kind = "ROCm" if amd else "XPU"
+    return (
+        f"a CPU build: none of the {kind} builds of {family} in cudafit's data runs on {shown} here "
+        "(the spec, the Python, the host's ROCm or the other frameworks of the set rule them out: --why NAME==VERSION says why)"
+    )
 
 
 def _kernels(build: Build) -> str:

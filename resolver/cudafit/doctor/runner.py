@@ -111,6 +111,10 @@ def report_text(report: Report) -> str:
     env = report.env
     lines = [f"machine: {machine_line(report.machine)}", f"environment: {env.prefix} (Python {env.python or 'unknown'})"]
     lines += [f"  {build_line(b)}" for b in (*env.builds, *env.libraries)] or ["  no PyTorch, TensorFlow, JAX or ONNX Runtime installed"]
+    # what reading the machine showed (an NVIDIA GPU on the bus with no driver, no /dev/kfd) is said
+    # even where no installed build makes it a finding
+    said = {f.message for f in report.findings}
+    lines += [f"note: {w}" for w in report.machine.warnings if w not in said]
     for f in report.findings:
         lines.append("")
         lines.append(f"{f.code} {f.severity}: {f.message}")

@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 from tomlkit.items import AoT, Array, Table
 
 from cudafit.answers import Resolution
-from cudafit.emit import GENERATED, EmitOptions, cuda_from_conda, header
+from cudafit.emit import GENERATED, EmitOptions, cuda_from_conda, environment, header
 from cudafit.emit.platform_markers import for_other_platforms, here_or_unmarked, holds_here, platform_marker, requirement_marker
 from cudafit.emit.pyproject_edit import (
     blank_before_subtables,
@@ -32,6 +32,7 @@ from cudafit.errors import InputError
 
 FAMILY = {"torch", "torchvision", "torchaudio"}
 NEEDS = "# needs, from conda first:"
+THEN = "# then, wherever it runs: export "  # a variable the set needs when it runs (uv has no place for it)
 
 
 def index_name(url: str) -> str:
@@ -238,7 +239,7 @@ def _with_header(body: str, resolution: Resolution, options: EmitOptions) -> str
             body = rest
         else:
             lines = []
-        if body.startswith(NEEDS):
+        while body.startswith((NEEDS, THEN)):
             body = body.partition("\n")[2]
     else:
         body = body.rstrip("\n") + "\n"
@@ -246,4 +247,5 @@ def _with_header(body: str, resolution: Resolution, options: EmitOptions) -> str
     if runtime is not None:
         # uv cannot install this CUDA runtime; the step stays in the file, as in every format.
         lines.append(f"{NEEDS} {' '.join(runtime[0])} -c {runtime[1]}")
+    lines += [f"{THEN}{name}={value}" for name, value in environment(resolution).items()]
     return "".join(f"{line}\n" for line in lines) + body

@@ -168,7 +168,7 @@ def _amd_answered(machine: Machine) -> Optional[str]:
         return None
     from cudafit.vendor_rules import answered_gpus, cpu_beside
 
-    return (cpu_beside(machine) or "") if answered_gpus(machine, "amd") else None
+    return (cpu_beside(machine, family=FAMILY) or "") if answered_gpus(machine, "amd") else None
 
 
 def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:

@@ -13,14 +13,13 @@ from cudafit.frameworks.jax import JaxRelease
 from cudafit.records import Build
 
 DATA_PREFIX = "jax/jax-"
+FIELDS = frozenset(("extras", "python", "gfx", "gfx_no_blas", "rocm_libraries"))
 
 
 def read_file(file: str, doc: dict, toolkits: dict, dates: list[str]) -> list[JaxRelease]:
     return [
         JaxRelease(version=version, builds=tuple(builds), **fields)
-        for version, _e, fields, builds in read_line(
-            file, doc, toolkits, dates, DATA_PREFIX, _release, fields=frozenset(("extras", "python", "gfx", "rocm_libraries")), more=_build, cuda_is_floor=True
-        )
+        for version, _e, fields, builds in read_line(file, doc, toolkits, dates, DATA_PREFIX, _release, fields=FIELDS, more=_build, cuda_is_floor=True)
     ]
 
 
@@ -100,6 +99,7 @@ def _rocm_build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[
         packages=tuple(e.get("packages", read_str_list)),
         rocm=rocm,
         gfx=e.get("gfx", read_gfx_list),
+        gfx_no_blas=e.get("gfx_no_blas", read_gfx_list, required=False, default=frozenset()),
         rocm_libraries=libraries,
         rocm_wheels=wheels,
         rocm_index=index,
