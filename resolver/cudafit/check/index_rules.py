@@ -19,11 +19,13 @@ def local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRelea
     """Each exact torch/torchvision/torchaudio pin against its release's builds and the indexes it is read from (CF001, CF002, CF003)."""
     out = []
     locked = doc.kind in ("uv-lock", "pylock")  # generated files: the fix is in their source, then re-lock
+    # a constraints file on its own installs nothing: the index comes with the install it constrains
+    constraints_only = bool(doc.pins) and all(p.constraint for p in doc.pins)
     for pin in doc.pins:
         if pin.name not in TORCH_MEMBERS or pin.version is None:
             continue
         release = _release_of(pin, matrices, releases)
-        tags = sorted({b.tag for b in release.builds}) if release is not None else []
+        tags = sorted({b.tag for b in release.builds} | _amd_tags(pin, matrices)) if release is not None else []
         if release is not None and pin.local is not None and pin.local not in tags:
             out.append(
                 finding(
@@ -37,7 +39,7 @@ def local_pins(doc: Document, matrices: Matrices, releases: dict[str, TorchRelea
         # PyPI serves no local version at all, whatever the release (a pre-release, one older
         # than the data): without a page that serves them, pip and uv find nothing.
         any_page = any(serves_local_builds(u) for u in serving_urls(doc, pin))
-        if pin.local is not None and not any_page and not other_index(doc, pin) and not locked and not doc.no_index:
+        if pin.local is not None and not any_page and not other_index(doc, pin) and not locked and not doc.no_index and not constraints_only:
             url = matrices.torch_index.format(variant=pin.local)
             out.append(
                 finding(
@@ -110,7 +112,18 @@ def _release_of(pin: Pin, matrices: Matrices, releases: dict[str, TorchRelease])
         return None
     if pin.name == "torch":
         return releases.get(pin.version)
-    return next((r for r in matrices.torch if getattr(r, pin.name) == pin.version), None)
+    version = Version(pin.version)  # torchvision 0.29 is 0.29.0
+    found = next((r for r in matrices.torch if (paired := getattr(r, pin.name)) and Version(paired) == version), None)
+    if found is None:  # a companion only AMD's builds pair (torchaudio 2.11.0.3 with AMD's torch 2.14.0)
+        amd = next((b for b in matrices.amd_torch if Version(getattr(b, pin.name)) == version), None)
+        found = releases.get(amd.torch) if amd is not None else None
+    return found
+
+
+def _amd_tags(pin: Pin, matrices: Matrices) -> set[str]:
+    """The local tags of AMD's own builds (amd-torch.toml) of this pin's version: 2.14.0+rocm10.1.0."""
+    version = Version(pin.version or "0")
+    return {b.local for b in matrices.amd_torch if Version(b.torch if pin.name == "torch" else getattr(b, pin.name)) == version}
 
 
 def _all_local_tags(doc: Document) -> set[str]:
@@ -142,7 +155,10 @@ def unpaired_companions(doc: Document, matrices: Matrices, releases: dict[str, T
         if release is None:
             continue
         wanted = getattr(release, pin.name)
-        if wanted is not None and wanted != pin.version:
+        # AMD's own build of this torch pairs its own companions (amd-torch.toml)
+        amd = next((b for b in matrices.amd_torch if b.local == torch[0].local and Version(b.torch) == release.version), None)
+        wanted = getattr(amd, pin.name) if amd is not None else wanted
+        if wanted is not None and Version(wanted) != Version(pin.version):
             new = pin.span.text.replace(pin.version, wanted, 1) if pin.version in pin.span.text else ""
             out.append(
                 finding(

@@ -111,10 +111,20 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
             return
         visit(target, chain or value, constraint, text)
 
-    # A constraints file (constraints*.txt, as files.py finds it) limits versions and installs
-    # nothing, read through -c or handed over on its own by a hook.
-    visit(path, group, path.name.startswith("constraints"), read_text(path))
+    # A constraints file (constraints*.txt, as files.py finds it, or one cudafit wrote under any
+    # name) limits versions and installs nothing, read through -c or handed over on its own.
+    text = read_text(path)
+    visit(path, group, path.name.startswith("constraints") or _written_as_constraints(text), text)
     return Document(str(path), "requirements", pins=tuple(found_pins), indexes=tuple(indexes), problems=tuple(problems), lines=all_lines, no_index=no_index)
+
+
+def _written_as_constraints(text: str) -> bool:
+    """cudafit's own constraints file (resolve --format constraints), whatever its name."""
+    from cudafit.emit import GENERATED
+    from cudafit.held import INSTALL_LEAD
+
+    first, _, rest = text.partition("\n")
+    return first.startswith("#") and first.endswith(GENERATED) and INSTALL_LEAD in rest[:1000]
 
 
 def _requirement_part(line: str) -> str:
