@@ -188,3 +188,65 @@ def test_doctor_says_when_the_environment_moved_off_the_held_set(tmp_path: Path)
     assert [f["message"].split(":")[0] for f in findings] == ["torch", "nvidia-nccl-cu12"]
     assert "2.15.0 is installed" in findings[0]["message"] and "no longer installed" in findings[1]["message"]
     assert "pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128" in findings[0]["commands"]
+
+
+# --- the last release line for a GPU ---------------------------------------------------------------
+
+V100 = ["--os", "linux", "--arch", "x86_64", "--python", "3.12", "--gpu", "Tesla V100-SXM2-16GB", "--driver", "580.65.06"]
+
+
+def test_a_gpu_newer_releases_dropped_is_told_its_last_release_line():
+    code, out, _err = cli("resolve", "torch", *V100)
+    assert code == 0
+    assert "torch 2.14.x is the last release line with kernels for sm_70 (Tesla V100-SXM2-16GB): torch 2.15.0 and later carry none [SASS list measured]; pin torch<2.15" in out
+    code, out, _err = cli("resolve", "torch", *V100, "--json")
+    assert json.loads(out)["last_lines"] == [
+        {"family": "torch", "gpu": "Tesla V100-SXM2-16GB", "arch": "sm_70", "last": "2.14.1", "dropped": "2.15.0", "spec": "torch<2.15", "evidence": "SASS list measured"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "gpu, driver, spec, said",
+    [
+        ("NVIDIA GeForce GTX 1080", "580.65.06", "torch", "torch 2.14.x is the last release line with kernels for sm_61"),
+        ("Tesla K80", "470.82.01", "tensorflow", "tensorflow 2.14.x is the last release line with kernels for sm_37"),
+        ("Tesla K80", "470.82.01", "torch", "torch 2.7.x is the last release line with kernels for sm_37"),
+    ],
+)
+def test_old_gpus_get_their_last_line(gpu, driver, spec, said):
+    code, out, _err = cli("resolve", spec, "--os", "linux", "--arch", "x86_64", "--python", "3.10", "--gpu", gpu, "--driver", driver)
+    assert code == 0 and said in out
+
+
+def test_a_gpu_the_newest_release_runs_gets_no_last_line():
+    code, out, _err = cli("resolve", "torch", *LINUX_4090, "--json")
+    assert "last_lines" not in json.loads(out)
+
+
+def test_constraints_and_uv_projects_carry_the_bound(index: Path, tmp_path: Path):
+    text = constraints("torch", *V100)
+    assert "torch<2.15  # torch 2.14.x is the last release line with kernels for sm_70" in text
+    held = tmp_path / "constraints.txt"
+    held.write_text(text)
+    # pip takes both lines of one name: the exact build and the bound
+    assert _pip_picks(index, "-c", str(held), "torch", "somelib") == {"torch": "2.14.1+cu126", "somelib": "1.0"}
+    code, out, _err = cli("resolve", "torch", *V100, "--format", "uv-project")
+    assert code == 0 and 'constraint-dependencies = [\n    "torch<2.15",\n]' in out
+
+
+def test_check_says_a_spec_admits_the_releases_that_dropped_a_targets_gpu(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the targets are the project's own (its pyproject.toml is the config)
+    project = tmp_path / "pyproject.toml"
+    project.write_text(
+        '[project]\nname = "demo"\nversion = "0.1"\nrequires-python = ">=3.10"\ndependencies = ["torch>=2.4"]\n\n'
+        '[[tool.cudafit.targets]]\nname = "v100"\ngpu = "Tesla V100-SXM2-16GB"\ndriver = "580.65.06"\n\n'
+        '[[tool.cudafit.targets]]\nname = "a100"\ngpu = "NVIDIA A100-SXM4-80GB"\ndriver = "580.65.06"\n'
+    )
+    code, out, _err = cli("check", str(project))
+    assert code == 1
+    findings = [line for line in out.splitlines() if "CF018" in line]
+    assert len(findings) == 1 and "target 'v100'" in findings[0] and "torch 2.14.x is its last release line" in findings[0]
+    code, _out, _err = cli("check", "--fix", str(project))
+    assert '"torch>=2.4,<2.15"' in project.read_text()
+    code, out, _err = cli("check", str(project))
+    assert "CF018" not in out

@@ -6,6 +6,7 @@ from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
+from cudafit.last_line import LastLine
 from cudafit.records import BuildKind, ClashKind, Constraint, Evidence, Machine, Shortfall
 
 
@@ -190,6 +191,7 @@ class Resolution(NamedTuple):
     pythons: frozenset[str] = frozenset()  # the Pythons every chosen release has wheels for here ("3.12")
     request: Optional[Request] = None  # what was asked (explain.worded words the answer from it)
     causes: tuple[Conflict, ...] = ()  # a failure's conflicts as values (conflicts holds their words)
+    last_lines: tuple[LastLine, ...] = ()  # the GPU's last release line, where newer releases dropped it
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

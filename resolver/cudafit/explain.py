@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from cudafit import evidence
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, Clash, Conflict, Rejection, Resolution
+from cudafit.last_line import LastLine
 
 MIXED_CUDA = "allow it with --mixed-cuda"
 CPU = "ask for it with --cpu"
@@ -294,8 +295,16 @@ def worded(res: Resolution) -> Resolution:
         lines += notes(candidate, chosen, offered_here, spec_text, rejections, clash_of)
     if res.shared_pins:
         lines.append("pins shared between frameworks, emitted so pip keeps one version: " + ", ".join(f"{d}{s}" for d, s in sorted(res.shared_pins.items())))
+    lines += [last_line_words(last) for last in res.last_lines]
     warnings = tuple(dict.fromkeys((*res.warnings, *joint_evidence(chosen))))
     return res._replace(rejections=tuple(rejections), notes=(*res.notes, *lines), warnings=warnings)
+
+
+def last_line_words(last: LastLine) -> str:
+    return (
+        f"{last.family} {last.line} is the last release line with kernels for {last.arch} ({last.gpu}): {last.family} {last.dropped} "
+        f"and later carry none [{last.evidence}]; pin {last.family}{last.bound} to stay on it"
+    )
 
 
 def _joint_reason(r: Rejection) -> Rejection:

@@ -7,6 +7,7 @@ from cudafit.emit import environment, stack_versions
 from cudafit.emit.pip import commands
 from cudafit.evidence import graded_facts
 from cudafit.explain import said
+from cudafit.last_line import LastLine
 from cudafit.machine import machine_json
 from cudafit.records import SCHEMA_VERSION, Machine
 
@@ -44,6 +45,7 @@ def resolution_json(res: Resolution) -> dict:
         ],
         "cuda": cuda,
         "cudnn": cudnn,
+        **({"last_lines": [_last_json(last) for last in res.last_lines]} if res.last_lines else {}),
         "pins": dict(sorted(res.shared_pins.items())),
         "commands": {
             "pip": " && ".join(c for c in commands(res) if not c.startswith("#")),
@@ -162,3 +164,15 @@ def resolution_text(res: Resolution) -> str:
         lines.append("warnings:")
         lines += [f"  - {w}" for w in res.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _last_json(last: LastLine) -> dict:
+    return {
+        "family": last.family,
+        "gpu": last.gpu,
+        "arch": last.arch,
+        "last": last.last,
+        "dropped": last.dropped,
+        "spec": f"{last.family}{last.bound}",
+        "evidence": last.evidence,
+    }

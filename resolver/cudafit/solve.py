@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from cudafit import pins, rules
 from cudafit.answers import CPU_BESIDE_GPU, DRIVER_NOT_GIVEN, GPU_NOT_GIVEN, BuildClash, Candidate, Rejection, Request, Resolution
 from cudafit.frameworks import BY_FAMILY, release_of
+from cudafit.last_line import last_lines
 from cudafit.records import Machine, Matrices, Policy
 from cudafit.search import arc_consistent, conflict, search_in_order
 from cudafit.specs import parse_specs
@@ -82,6 +83,7 @@ def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy
         clashes=tuple(clashes),
         pythons=_pythons(chosen, machine, matrices),
         request=Request(families, {}, policy.cpu),
+        last_lines=last_lines(machine, matrices, ((c.family, BY_FAMILY[c.family].releases(matrices)) for c in chosen if c.kind == "cuda")),
     )
 
 

@@ -122,6 +122,8 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
                 continue
             if res.ok:
                 out += _nvidia_pins(doc, res, group)
+                if target is not None:
+                    out += _past_last_line(members, res, target)
                 continue
             # The solver's words, without the name of its joint step, and without what only
             # `resolve` offers (its --mixed-cuda, --cpu: the conflict's advice)
@@ -219,6 +221,31 @@ def _pins_disagree(res: Resolution, families: set[str]) -> bool:
         if mine and all(r.constraint == "spec" for r in mine):
             return True
     return False
+
+
+def _past_last_line(members: list[Pin], res: Resolution, target: Target) -> list:
+    """A framework spec that admits the releases which dropped the target's GPU (CF018): the
+    resolver answers below them, but pip and uv take the newest the spec admits."""
+    from packaging.version import Version
+
+    out = []
+    for last in res.last_lines:
+        for pin in members:
+            if pin.name != last.family or pin.constraint or not SpecifierSet(pin.specifier).contains(Version(last.dropped), prereleases=True):
+                continue
+            text = pin.span.text
+            edit = (pin.span, f"{text}{',' if pin.specifier else ''}{last.bound}") if ";" not in text and "@" not in text and not pin.hashed else None
+            out.append(
+                finding(
+                    "CF018",
+                    pin.span,
+                    f"{pin.name}{pin.specifier} admits {last.family} {last.dropped} and later, which carry no kernels for {last.arch} ({last.gpu}) "
+                    f"on target '{target.name}': {last.family} {last.line} is its last release line [{last.evidence}]",
+                    f"bound it: {last.family}{last.bound}",
+                    edit,
+                )
+            )
+    return out
 
 
 def _nvidia_pins(doc: Document, res: Resolution, group: str) -> list:

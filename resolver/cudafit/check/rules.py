@@ -38,6 +38,7 @@ RULES = (
     Rule("CF015", "no-wheel-here", "error", "a pin none of whose releases has a wheel (or an sdist) for a platform or Python the file installs on"),
     Rule("CF016", "uv-finds-no-solution", "error", "with --resolve: uv finds no solution for an environment the file describes (its reason quoted)"),
     Rule("CF017", "requirements-contradict", "error", "two requirements of one package (a constraint included) that no version meets together"),
+    Rule("CF018", "past-last-release", "error", "a spec that admits the releases that dropped a target's GPU (torch>=2.4 on a V100: 2.15 has no sm_70)"),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 

@@ -193,10 +193,12 @@ def _edit_tool_uv(doc: Any, resolution: Resolution, ours: set[str], here: Callab
     links = sorted({p.find_links for p in resolution.packages if p.find_links})
     if links:
         replace_strings(uv, "find-links", "[tool.uv] find-links", lambda link: link in links, links)
-    # The nvidia-* versions every chosen framework allows, as uv constraints (not dependencies).
-    if resolution.shared_pins:
-        ours_pins = {canonicalize_name(d) for d in resolution.shared_pins}
-        pins = [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())]
+    # The nvidia-* versions every chosen framework allows, and the bound that keeps a framework on
+    # the GPU's last release line (`uv lock --upgrade` stays below it), as uv constraints.
+    if resolution.shared_pins or resolution.last_lines:
+        bounds = [f"{last.family}{last.bound}" for last in resolution.last_lines]
+        ours_pins = {canonicalize_name(d) for d in resolution.shared_pins} | {canonicalize_name(last.family) for last in resolution.last_lines}
+        pins = [f"{d}{s}" for d, s in sorted(resolution.shared_pins.items())] + bounds
         replace_strings(uv, "constraint-dependencies", "[tool.uv] constraint-dependencies", lambda c: requirement_name(c) in ours_pins, pins)
     # A library that compiles against torch (flash-attn from its sdist) gets, in its isolated
     # build, the very torch the environment runs: uv's extra build dependency matched to the runtime.
