@@ -18,7 +18,10 @@ FORMATS = {
     "conda": "cudafit.emit.conda",
     "environment.yml": "cudafit.emit.environment_yml",
     "constraints": "cudafit.emit.constraints",
+    "variant-properties": "cudafit.emit.variant_properties",
 }
+# Forms of the machine, not of an install: they carry no install step
+MACHINE_FORMATS = frozenset(("variant-properties",))
 
 
 class EmitOptions(NamedTuple):

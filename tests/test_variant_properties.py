@@ -1,0 +1,52 @@
+"""--format variant-properties (issue 27): the static wheel-variant properties of a described
+machine, in the file uv's wheel-variants preview reads from UV_VARIANT_LOCK; the `nvidia`
+namespace as NVIDIA's provider words the driver, and every GPU counted (the provider sees only the
+highest)."""
+
+from __future__ import annotations
+
+import tomlkit
+from click.testing import CliRunner
+
+from cudafit.cli import main
+
+LINUX = ["--os", "linux", "--arch", "x86_64", "--python", "3.12"]
+
+
+def properties(*args: str) -> dict:
+    result = CliRunner().invoke(main, ["resolve", "torch", *LINUX, *args, "--format", "variant-properties"])
+    assert result.exit_code == 0, result.stderr
+    return tomlkit.parse(result.stdout).unwrap()
+
+
+def test_the_file_has_the_shape_uvs_preview_reads():
+    doc = properties("--gpu", "NVIDIA GeForce RTX 4090", "--driver", "580.65.06")
+    assert doc["metadata"]["version"] == "0.1" and doc["metadata"]["created-by"].startswith("cudafit ")
+    (provider,) = doc["provider"]
+    assert provider["namespace"] == "nvidia" and provider["resolved"] == []
+    assert set(provider["properties"]) == {"cuda_version_lower_bound", "cuda_version_upper_bound", "sm_arch"}
+
+
+def test_the_driver_bounds_the_cuda_versions_as_nvidias_provider_does():
+    nvidia = properties("--gpu", "NVIDIA GeForce RTX 4090", "--driver", "580.65.06")["provider"][0]["properties"]
+    lower, upper = nvidia["cuda_version_lower_bound"], nvidia["cuda_version_upper_bound"]
+    # driver 580 runs CUDA 13.0: every version up to it is a lower bound it meets, every one above an upper bound
+    assert lower[:3] == ["13.0", "13", "12.20"] and lower[-2:] == ["11.0", "11"] and "13.1" not in lower
+    assert upper[0] == "15.20" and upper[-1] == "13.1" and "13.0" not in upper and "13" not in upper and "14" in upper
+
+
+def test_every_gpu_counts_not_only_the_highest():
+    mixed = properties("--gpu", "NVIDIA GeForce RTX 4090", "--gpu", "NVIDIA GeForce RTX 3090", "--driver", "580.65.06")
+    arch = mixed["provider"][0]["properties"]["sm_arch"]
+    assert arch[0] == "86_real" and "89_real" not in arch and "80_real" in arch
+    assert "86_virtual" in arch and "89_virtual" not in arch and "50_virtual" in arch
+
+
+def test_a_machine_without_an_nvidia_gpu_declares_no_provider():
+    assert properties("--gfx", "gfx1100")["provider"] == []
+    assert properties("--driver", "none")["provider"] == []
+
+
+def test_the_driver_must_be_known():
+    result = CliRunner().invoke(main, ["resolve", "torch", *LINUX, "--gpu", "NVIDIA GeForce RTX 4090", "--format", "variant-properties"])
+    assert result.exit_code == 2 and "variant properties need the driver" in result.stderr
