@@ -50,3 +50,15 @@ def test_a_machine_without_an_nvidia_gpu_declares_no_provider():
 def test_the_driver_must_be_known():
     result = CliRunner().invoke(main, ["resolve", "torch", *LINUX, "--gpu", "NVIDIA GeForce RTX 4090", "--format", "variant-properties"])
     assert result.exit_code == 2 and "variant properties need the driver" in result.stderr
+
+
+def test_a_fleet_declares_what_every_gpu_class_supports():
+    from pathlib import Path
+
+    inventory = Path(__file__).parent / "fixtures" / "fleet" / "kubectl-mixed.json"
+    result = CliRunner().invoke(main, ["fleet", "resolve", "--inventory", str(inventory), "--format", "variant-properties"])
+    assert result.exit_code == 0, result.stderr
+    nvidia = tomlkit.parse(result.stdout).unwrap()["provider"][0]["properties"]
+    # the V100 class's driver 470 (CUDA 11.4) bounds the lower bounds; no SASS is shared by sm_70 and sm_80+
+    assert nvidia["cuda_version_lower_bound"][0] == "11.4"
+    assert nvidia["sm_arch"][0] == "70_virtual" and not any(v.endswith("_real") for v in nvidia["sm_arch"])

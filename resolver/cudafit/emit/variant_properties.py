@@ -27,15 +27,20 @@ _UMD_MINORS = range(21)
 
 
 def render(resolution: Resolution, options: EmitOptions) -> str:
+    return render_machines((resolution.machine,), options.described or _machine_words(resolution.machine))
+
+
+def render_machines(machines: tuple[Machine, ...], described: str) -> str:
+    """The properties every one of the machines supports (a fleet's node classes: a variant the
+    file admits must run on each)."""
     import tomlkit
 
     from cudafit.version import __version__
 
-    machine = resolution.machine
     doc = tomlkit.document()
-    doc.add(tomlkit.comment(f"static wheel-variant properties for {options.described or _machine_words(machine)}{GENERATED}"))
+    doc.add(tomlkit.comment(f"static wheel-variant properties for {described}{GENERATED}"))
     doc.add(tomlkit.comment("use: UV_VARIANT_LOCK=THIS_FILE uv pip install --preview-features wheel-variants ..."))
-    nvidia = nvidia_properties(machine)
+    nvidia = nvidia_properties(*machines)
     if not nvidia:
         doc.add("provider", tomlkit.array())  # no provider: only variants without properties fit
     metadata = tomlkit.table()
@@ -59,14 +64,18 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
     return tomlkit.dumps(doc)
 
 
-def nvidia_properties(machine: Machine) -> dict[str, list[str]]:
-    """The `nvidia` namespace's supported values, in priority order; {} where the machine has no
-    NVIDIA GPU (only a variant without nvidia properties, or the null variant, then fits)."""
-    ccs = [g.compute_capability for g in machine.gpus if g.vendor == "nvidia" and g.compute_capability is not None]
-    if not ccs or (machine.driver_known and machine.driver is None):
-        return {}
-    umd = _umd(machine)
-    out = {"cuda_version_lower_bound": _lower_bounds(umd), "cuda_version_upper_bound": _upper_bounds(umd)}
+def nvidia_properties(*machines: Machine) -> dict[str, list[str]]:
+    """The `nvidia` namespace's values every machine supports, in priority order; {} where one has
+    no NVIDIA GPU (only a variant without nvidia properties, or the null variant, then fits all)."""
+    ccs = []
+    for machine in machines:
+        mine = [g.compute_capability for g in machine.gpus if g.vendor == "nvidia" and g.compute_capability is not None]
+        if not mine or (machine.driver_known and machine.driver is None):
+            return {}
+        ccs += mine
+    umds = [_umd(m) for m in machines]
+    # a lower bound every driver meets is at most the oldest's; an upper one above the newest's
+    out = {"cuda_version_lower_bound": _lower_bounds(min(umds)), "cuda_version_upper_bound": _upper_bounds(max(umds))}
     arch = _sm_arch(ccs)
     if arch:
         out["sm_arch"] = arch

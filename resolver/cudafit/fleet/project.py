@@ -26,6 +26,11 @@ def answers_to_write(answer: FleetAnswer) -> list[Resolution]:
 
 
 def write(fmt: str, answer: FleetAnswer, existing: Optional[str], env_name: str) -> str:
+    if fmt == "variant-properties":
+        from cudafit.emit.variant_properties import render_machines
+
+        machines = tuple(a.machine for a in answer.classes if a.machine is not None)
+        return render_machines(machines, f"the fleet's {len(machines)} GPU node classes (what every one supports)")
     resolutions = answers_to_write(answer)
     if len(resolutions) > 1 and fmt != "uv-project":
         raise InputError(f"--format {fmt}: the fleet spans {len(resolutions)} operating systems; only --format uv-project holds one answer per platform")
