@@ -250,3 +250,10 @@ def test_check_says_a_spec_admits_the_releases_that_dropped_a_targets_gpu(tmp_pa
     assert '"torch>=2.4,<2.15"' in project.read_text()
     code, out, _err = cli("check", str(project))
     assert "CF018" not in out
+
+
+def test_an_amd_gpu_newer_rocm_builds_dropped_is_told_its_last_line():
+    code, out, _err = cli("resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--gpu", "AMD Radeon VII", "--json")
+    (last,) = json.loads(out)["last_lines"]
+    assert (last["arch"], last["last"], last["spec"]) == ("gfx906", "2.9.1", "torch<2.10")
+    assert "rocBLAS gaps reported" in last["evidence"]

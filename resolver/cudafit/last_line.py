@@ -37,7 +37,7 @@ def last_lines(machine: Machine, matrices: Matrices, families: Iterable[tuple[st
     out = []
     for family, releases in families:
         for gpu in machine.gpus:
-            if gpu.compute_capability is None or gpu.vendor != "nvidia":
+            if (gpu.vendor == "nvidia" and gpu.compute_capability is None) or (gpu.vendor == "amd" and not gpu.target) or gpu.vendor == "intel":
                 continue
             found = _last(family, releases, gpu, machine._replace(gpus=(gpu,)), matrices)
             if found is not None:
@@ -47,11 +47,12 @@ def last_lines(machine: Machine, matrices: Matrices, families: Iterable[tuple[st
 
 def _last(family: str, releases: tuple[Release, ...], gpu: GpuInfo, machine: Machine, matrices: Matrices) -> Optional[LastLine]:
     newer: list[tuple[Release, list[Build]]] = []  # newest first, each without kernels for the GPU
+    kind = "cuda" if gpu.vendor == "nvidia" else "rocm"
     for release in releases:  # newest first
-        builds = [b for b in release.builds if b.kind == "cuda" and machine.platform in b.platforms and b.cuda is not None]
+        builds = [b for b in release.builds if b.kind == kind and machine.platform in b.platforms and (kind == "rocm" or b.cuda is not None)]
         if not builds:
-            continue  # no CUDA build on this platform: says nothing of the GPU
-        status = _status(builds, machine, matrices)
+            continue  # no build of the GPU's kind on this platform: says nothing of the GPU
+        status = _status(builds, machine, matrices) if kind == "cuda" else _rocm_status(builds, machine, matrices)
         if status == "unknown":
             return None  # a list not known: no claim about this release or the ones after it
         if status == "runs":
@@ -61,11 +62,11 @@ def _last(family: str, releases: tuple[Release, ...], gpu: GpuInfo, machine: Mac
             return LastLine(
                 family=family,
                 gpu=gpu.name or rules.gpu_label(gpu),
-                arch=f"sm_{gpu.compute_capability[0]}{gpu.compute_capability[1]}" if gpu.compute_capability else "",
+                arch=f"sm_{gpu.compute_capability[0]}{gpu.compute_capability[1]}" if gpu.compute_capability else gpu.target or "",
                 last=str(release.version),
                 dropped=str(dropped.version),
                 bound=_bound(release.version, dropped.version),
-                evidence=_evidence(lists),
+                evidence=_evidence(lists) if kind == "cuda" else _rocm_evidence(lists),
             )
         newer.append((release, builds))
     return None  # no release runs it at all: the answer says so in its own way
@@ -83,6 +84,27 @@ def _status(builds: list[Build], machine: Machine, matrices: Matrices) -> str:
         # a list not known that the toolkit could have filled with the GPU's code: may run
         any_unknown = any_unknown or (verdict.ok and build.sass is None)
     return "unknown" if any_unknown else "none"
+
+
+def _rocm_status(builds: list[Build], machine: Machine, matrices: Matrices) -> str:
+    """As _status, for an AMD GPU: a ROCm build whose list (and rocBLAS) carries its target runs."""
+    from cudafit.vendor_rules import judge_rocm
+
+    any_unknown = False
+    for build in builds:
+        fit = judge_rocm(build, machine, matrices)
+        if isinstance(fit, rules.Refusal):
+            continue
+        if build.gfx is not None:
+            return "runs"
+        any_unknown = True  # a list not known, and some known list holds the target: may run
+    return "unknown" if any_unknown else "none"
+
+
+def _rocm_evidence(builds: list[Build]) -> str:
+    lists = sorted({b.grade("gfx") for b in builds})
+    blas = sorted({b.grade("gfx_no_blas") for b in builds if b.gfx_no_blas})
+    return f"gfx list {'/'.join(lists)}" + (f", rocBLAS gaps {'/'.join(blas)}" if blas else "")
 
 
 def _bound(last: Version, dropped: Version) -> str:

@@ -83,7 +83,7 @@ def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy
         clashes=tuple(clashes),
         pythons=_pythons(chosen, machine, matrices),
         request=Request(families, {}, policy.cpu),
-        last_lines=last_lines(machine, matrices, ((c.family, BY_FAMILY[c.family].releases(matrices)) for c in chosen if c.kind == "cuda")),
+        last_lines=last_lines(machine, matrices, ((c.family, BY_FAMILY[c.family].releases(matrices)) for c in chosen if c.kind in ("cuda", "rocm"))),
     )
 
 

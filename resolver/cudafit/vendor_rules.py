@@ -185,9 +185,8 @@ def cpu_beside(machine: Machine, amd_builds: tuple[AmdTorchBuild, ...] = (), fam
     if machine.os == "windows" and amd:
         newest = next((b for b in amd_builds if machine.platform in b.gfx), None)
         if newest is not None and machine.python is not None and machine.python not in newest.python:
-            from cudafit.frameworks.base import python_range
-
-            pythons = python_range(newest.python)
+            ordered = sorted(newest.python, key=lambda text: tuple(int(part) for part in text.split(".")))
+            pythons = f"{ordered[0]}-{ordered[-1]}" if len(ordered) > 1 else ordered[0]
             return f"a CPU build: the PyTorch index has no ROCm builds for Windows, and AMD's own are for Python {pythons}, not {machine.python}"
         ask = f": `--why torch=={newest.torch}+{newest.local}` says why their newest does not" if newest else ""
         return f"a CPU build: the PyTorch index has no ROCm builds for Windows, and none of AMD's own Windows builds runs on {shown} here{ask}"
