@@ -62,3 +62,22 @@ def test_a_fleet_declares_what_every_gpu_class_supports():
     # the V100 class's driver 470 (CUDA 11.4) bounds the lower bounds; no SASS is shared by sm_70 and sm_80+
     assert nvidia["cuda_version_lower_bound"][0] == "11.4"
     assert nvidia["sm_arch"][0] == "70_virtual" and not any(v.endswith("_real") for v in nvidia["sm_arch"])
+
+
+# --- PyTorch's own variant labels, read as declared evidence -----------------------------------------
+
+
+def test_labels_that_promise_more_than_a_platforms_build_carries_are_named():
+    import json
+
+    result = CliRunner().invoke(main, ["data", "variants", "--json"])
+    assert result.exit_code == 0
+    found = {(m["torch"], m["label"], m["platform"]): m["claims"] for m in json.loads(result.stdout)["mislabels"]}
+    # one label for every platform: the aarch64 cu126 build has SASS for sm_80 and sm_90 only
+    assert found[("2.10.0", "cuda12.6", "linux-aarch64")] == ["kernels for sm_50", "kernels for sm_60", "kernels for sm_70", "kernels for sm_75"]
+    assert found[("2.10.0", "cuda13.0", "windows-x86_64")] == ["compute_120 PTX"]
+    # sm_86 runs sm_80's code: no claim about it; the x86_64 builds carry what their labels say
+    assert not any("sm_86" in claim for claims in found.values() for claim in claims)
+    assert ("2.10.0", "cuda12.6", "linux-x86_64") not in found
+    # an AMD label that names targets whose rocBLAS has no kernels
+    assert found[("2.10.0", "rocm7.0", "linux-x86_64")] == ["gfx900 rocBLAS kernels", "gfx906 rocBLAS kernels"]

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import gpu_tables_data, wheels_data
+from cudafit import gpu_tables_data, variant_labels, wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -114,7 +114,8 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     torch_platforms = frozenset(p for r in frameworks.get("torch", ()) for p in r.platforms)
     amd_torch = gpu_tables_data.read_amd_torch(docs[AMD_TORCH_FILE], dates, torch_platforms) if AMD_TORCH_FILE in docs else ()
     amd_tf = gpu_tables_data.read_amd_tensorflow(docs[AMD_TF_FILE], dates) if AMD_TF_FILE in docs else ()
-    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE}
+    labels = variant_labels.read(docs[variant_labels.FILE], dates) if variant_labels.FILE in docs else ()
+    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE}
     unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
@@ -136,6 +137,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         jetson_wheels=jetson,
         amd_torch=amd_torch,
         amd_tensorflow=amd_tf,
+        torch_variant_labels=labels,
     )
 
 

@@ -318,6 +318,7 @@ class Matrices(NamedTuple):
     jetson_wheels: tuple[JetsonWheel, ...] = ()  # NVIDIA's torch wheels for Jetson boards before Thor (jetson.toml)
     amd_torch: tuple[AmdTorchBuild, ...] = ()  # AMD's own torch builds (amd-torch.toml), newest first
     amd_tensorflow: tuple[AmdTfBuild, ...] = ()  # AMD's tensorflow-rocm builds (amd-tensorflow.toml), newest first
+    torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -168,3 +168,24 @@ def data_status(as_json: bool) -> int:
         target = update["previous"] or "the embedded data"
         click.echo(f"installed update: {update['current'] or 'none'} ({update['state']}); rollback target: {target}; in {update['home']}")
     return 0
+
+
+@data.command("variants")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def data_variants(as_json: bool) -> int:
+    """PyTorch's wheel-variant labels against the builds they repack: where a label promises kernels a platform's build does not carry."""
+    from cudafit.cli.options import load_matrices
+    from cudafit.variant_labels import as_dict, audit, words
+
+    matrices = load_matrices()
+    found = audit(matrices)
+    if as_json:
+        report = {"schema_version": SCHEMA_VERSION, "labels": len(matrices.torch_variant_labels), "mislabels": [as_dict(m) for m in found]}
+        click.echo(json.dumps(report, indent=2))
+        return 0
+    click.echo(f"{len(matrices.torch_variant_labels)} variant labels of torch read (matrices/torch-variants.toml)")
+    for m in found:
+        click.echo(f"  - {words(m)}")
+    if not found:
+        click.echo("no label promises more than the builds of its tag carry")
+    return 0
