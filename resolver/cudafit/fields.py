@@ -174,6 +174,23 @@ def entries(file: str, doc: dict, key: str, label: str) -> list[dict]:
     return items
 
 
+def table_entries(file: str, doc: dict, table: str, name_key: str, dates: list[str]) -> Iterator[Entry]:
+    """Each [[table]] of a file that holds that table alone (besides its header), as an Entry
+    named by its `name_key`; the caller finishes each. The file's date joins `dates`."""
+    only_keys(file, doc, {table})
+    sources = read_header(file, doc)
+    dates.append(doc["data_date"])
+    for i, raw in enumerate(entries(file, doc, table, table), 1):
+        yield Entry(file, f"[[{table}]] #{i} ({raw.get(name_key, '?') if isinstance(raw, dict) else '?'})", raw, sources)
+
+
+def read_grade(value: Any) -> str:
+    """A whole entry's grade: measured, declared or reported (an unknown fact has no entry)."""
+    if value not in GRADES:
+        raise ValueError("expected measured, declared or reported")
+    return str(value)
+
+
 def only_keys(file: str, doc: dict, allowed: set[str]) -> None:
     unknown = sorted(set(doc) - allowed - {"schema", "data_date", "sources", "notes"})
     if unknown:

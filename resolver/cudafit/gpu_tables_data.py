@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from cudafit.fields import Entry, entries, fail_type, only_keys, read_header, read_positive_number, read_str, read_str_list
+from cudafit.fields import Entry, entries, fail_type, only_keys, read_grade, read_header, read_positive_number, read_str, read_str_list, table_entries
 from cudafit.gpu_tables import AmdModel, AmdTfBuild, AmdTorchBuild, GfxTarget, IntelModel, JetsonWheel, is_gfx, normalize_name, short_names
 
 AMD_FILE = "amd.toml"
@@ -125,12 +125,9 @@ def read_intel(doc: dict, dates: list[str]) -> dict[str, IntelModel]:
 def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[JetsonWheel, ...]:
     from packaging.version import Version
 
-    only_keys(JETSON_FILE, doc, {"wheel"})
-    sources = read_header(JETSON_FILE, doc)
-    dates.append(doc["data_date"])
     out = []
-    for i, raw in enumerate(entries(JETSON_FILE, doc, "wheel", "wheel"), 1):
-        e = Entry(JETSON_FILE, f"[[wheel]] #{i} ({raw.get('torch', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in table_entries(JETSON_FILE, doc, "wheel", "torch", dates):
+        raw = e.raw
         lines = tuple(e.get("jetpack", read_str_list))
         unknown = [j for j in lines if j not in jetpacks]
         if unknown:
@@ -139,9 +136,7 @@ def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[Jetson
         url = e.get("url", read_str)
         if not url.startswith("https://") or not url.endswith(".whl"):
             raise e.fail("url", "expected the https URL of a .whl file")
-        grade = e.get("grade", read_str)
-        if grade not in ("measured", "declared", "reported"):
-            raise e.fail("grade", "expected measured, declared or reported")
+        grade = e.get("grade", read_grade)
         python = e.get("python", read_str)
         cuda = e.get("cuda", read_str)
         out.append(JetsonWheel(lines, torch, python, cuda, url, grade, tuple(raw.get("source", ())), raw.get("notes", "")))
@@ -152,12 +147,9 @@ def read_jetson(doc: dict, dates: list[str], jetpacks: set[str]) -> tuple[Jetson
 def read_amd_torch(doc: dict, dates: list[str], platforms: frozenset[str]) -> tuple[AmdTorchBuild, ...]:
     from packaging.version import Version
 
-    only_keys(AMD_TORCH_FILE, doc, {"build"})
-    sources = read_header(AMD_TORCH_FILE, doc)
-    dates.append(doc["data_date"])
     out = []
-    for i, raw in enumerate(entries(AMD_TORCH_FILE, doc, "build", "build"), 1):
-        e = Entry(AMD_TORCH_FILE, f"[[build]] #{i} ({raw.get('torch', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in table_entries(AMD_TORCH_FILE, doc, "build", "torch", dates):
+        raw = e.raw
         versions = {key: e.get(key, lambda v: str(Version(read_str(v)))) for key in ("torch", "torchvision", "torchaudio")}
         index = e.get("index", read_str)
         if not index.startswith("https://") or not index.endswith("/"):
@@ -166,9 +158,7 @@ def read_amd_torch(doc: dict, dates: list[str], platforms: frozenset[str]) -> tu
         strays = sorted(set(gfx) - platforms)
         if strays:
             raise e.fail("gfx", f"names {', '.join(strays)}, expected platforms like linux-x86_64")
-        grade = e.get("grade", read_str)
-        if grade not in ("measured", "declared", "reported"):
-            raise e.fail("grade", "expected measured, declared or reported")
+        grade = e.get("grade", read_grade)
         out.append(
             AmdTorchBuild(
                 torch=versions["torch"],
@@ -191,21 +181,16 @@ def read_amd_torch(doc: dict, dates: list[str], platforms: frozenset[str]) -> tu
 def read_amd_tensorflow(doc: dict, dates: list[str]) -> tuple[AmdTfBuild, ...]:
     from packaging.version import Version
 
-    only_keys(AMD_TF_FILE, doc, {"build"})
-    sources = read_header(AMD_TF_FILE, doc)
-    dates.append(doc["data_date"])
     out = []
-    for i, raw in enumerate(entries(AMD_TF_FILE, doc, "build", "build"), 1):
-        e = Entry(AMD_TF_FILE, f"[[build]] #{i} ({raw.get('version', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in table_entries(AMD_TF_FILE, doc, "build", "version", dates):
+        raw = e.raw
         tensorflow, version = (e.get(key, lambda v: str(Version(read_str(v)))) for key in ("tensorflow", "version"))
         if Version(version).release[:3] != Version(tensorflow).release[:3]:
             raise e.fail("version", f"is not a build of TensorFlow {tensorflow}")
         links = e.get("find_links", read_str, required=False, default="")
         if links and not links.startswith("https://"):
             raise e.fail("find_links", "expected an https URL")
-        grade = e.get("grade", read_str)
-        if grade not in ("measured", "declared", "reported"):
-            raise e.fail("grade", "expected measured, declared or reported")
+        grade = e.get("grade", read_grade)
         rocm = e.get("rocm", lambda v: str(Version(read_str(v))))
         python = frozenset(e.get("python", read_str_list))
         notes = e.get("notes", read_str, required=False, default="")

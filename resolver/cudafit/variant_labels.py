@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
-from cudafit.fields import Entry, entries, only_keys, read_header, read_str, read_str_list
+from cudafit.fields import Entry, read_str, read_str_list, table_entries
 from cudafit.records import Build, Matrices
 
 FILE = "torch-variants.toml"
@@ -32,12 +32,9 @@ class Mislabel(NamedTuple):
 
 
 def read(doc: dict, dates: list[str]) -> tuple[VariantLabel, ...]:
-    only_keys(FILE, doc, {"label"})
-    sources = read_header(FILE, doc)
-    dates.append(doc["data_date"])
     out = []
-    for i, raw in enumerate(entries(FILE, doc, "label", "label"), 1):
-        e = Entry(FILE, f"[[label]] #{i} ({raw.get('label', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in table_entries(FILE, doc, "label", "label", dates):
+        raw = e.raw
         sm = e.get("sm_arch", read_str_list, required=False, default=[])
         real, virtual = _sm(e, sm)
         out.append(
