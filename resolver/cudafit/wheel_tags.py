@@ -59,16 +59,36 @@ def python_minors(interpreter: str, abi: str, requires: Optional[SpecifierSet] =
     return frozenset(found)
 
 
+# PEP 825: a variant wheel's name ends in `-{label}` after its platform tag (1-16 of [0-9a-z._])
+_VARIANT_LABEL = re.compile(r"[0-9a-z._]{1,16}")
+
+
+def parse_wheel_name(filename: str) -> Optional[tuple]:
+    """packaging's parse_wheel_filename, also for a variant wheel (torch-...-x86_64-cuda12.6.whl,
+    whose label it drops); None for a name that is no wheel's."""
+    try:
+        return parse_wheel_filename(filename)
+    except InvalidWheelFilename:
+        pass
+    stem, dot, _ext = filename.rpartition(".")
+    head, dash, label = stem.rpartition("-")
+    if dot and dash and head.count("-") in (4, 5) and _VARIANT_LABEL.fullmatch(label):
+        try:
+            return parse_wheel_filename(f"{head}.whl")
+        except InvalidWheelFilename:
+            return None
+    return None
+
+
 def where(wheels: Iterable[tuple[str, Optional[SpecifierSet]]]) -> dict[str, frozenset[str]]:
     """Per platform ("any" for a pure wheel), the CPython minors some of these wheels (file name,
     Requires-Python or None) install on; a name that is not a wheel's is passed over."""
     found: dict[str, set[str]] = {}
     for filename, requires in wheels:
-        try:
-            _name, _version, _build, tags = parse_wheel_filename(filename)
-        except InvalidWheelFilename:
+        parsed = parse_wheel_name(filename)
+        if parsed is None:
             continue
-        for tag in tags:
+        for tag in parsed[3]:
             minors = python_minors(tag.interpreter, tag.abi, requires)
             for platform in platforms_of_tag(tag.platform) if minors else ():
                 found.setdefault(platform, set()).update(minors)

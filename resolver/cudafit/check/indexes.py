@@ -17,7 +17,8 @@ def torch_variant(url: str) -> Optional[str]:
     """The variant a PyTorch index URL serves (cu124, cpu, rocm6.2, nightly), or None for another
     index, and for the find-links pages (torch_stable.html) that list the builds of every variant."""
     match = _TORCH_INDEX.match(url.strip())
-    return match["variant"] if match and not match["variant"].endswith(".html") else None
+    # whl/variant is the wheel-variant index (PEP 825): every variant, told apart by labels
+    return match["variant"] if match and not match["variant"].endswith(".html") and match["variant"] != "variant" else None
 
 
 def serves_local_builds(url: str) -> bool:
