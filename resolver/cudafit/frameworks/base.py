@@ -143,3 +143,14 @@ def split_locals(specs: dict[str, SpecifierSet]) -> tuple[dict[str, SpecifierSet
                 kept.append(str(item))
         public[name] = SpecifierSet(",".join(kept))
     return public, tags
+
+
+def amd_answered(machine: Machine, family: str) -> Optional[str]:
+    """Where an AMD GPU is answered (JAX's and TensorFlow's ROCm builds are then judged), why a
+    CPU build of `family` would be the answer; None elsewhere (the NVIDIA path never imports the
+    AMD rules)."""
+    if not any(g.vendor == "amd" for g in machine.gpus):
+        return None
+    from cudafit.vendor_rules import answered_gpus, cpu_beside
+
+    return (cpu_beside(machine, family=family) or "") if answered_gpus(machine, "amd") else None

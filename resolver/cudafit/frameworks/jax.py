@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from cudafit import evidence, rules
 from cudafit.answers import CPU_BESIDE_GPU, VERSION_SPEC, Candidate, PackagePin, Rejection
-from cudafit.frameworks.base import named, screen
+from cudafit.frameworks.base import amd_answered, named, screen
 from cudafit.records import Build, Constraint, Machine, Matrices, Policy, Shortfall, pythons_on
 
 FAMILY = "jax"
@@ -86,7 +86,7 @@ def candidates(
     ranked: list[tuple[tuple, Candidate]] = []
     rejected: list[Rejection] = []
     driver_problem = rules.check_gpu_support_by_driver(matrices, machine)
-    beside = _amd_answered(machine) if not policy.cpu else None
+    beside = amd_answered(machine, FAMILY) if not policy.cpu else None
     for age, release in enumerate(releases(matrices)):
 
         def reject(constraint: Constraint, reason: str, tag: Optional[str] = None, release: JaxRelease = release, cause: str = "") -> None:
@@ -160,15 +160,6 @@ def candidates(
             reject("platform", "no CUDA build of this release in cudafit's data")
     ranked.sort(key=lambda item: item[0])
     return [c for _k, c in ranked], rejected
-
-
-def _amd_answered(machine: Machine) -> Optional[str]:
-    """Why a CPU build would be the answer here, where an AMD GPU is answered; None elsewhere."""
-    if not any(g.vendor == "amd" for g in machine.gpus):
-        return None
-    from cudafit.vendor_rules import answered_gpus, cpu_beside
-
-    return (cpu_beside(machine, family=FAMILY) or "") if answered_gpus(machine, "amd") else None
 
 
 def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:
