@@ -201,7 +201,7 @@ def test_a_gpu_newer_releases_dropped_is_told_its_last_release_line():
     assert "torch 2.14.x is the last release line with kernels for sm_70 (Tesla V100-SXM2-16GB): torch 2.15.0 and later carry none [SASS list measured]; pin torch<2.15" in out
     code, out, _err = cli("resolve", "torch", *V100, "--json")
     assert json.loads(out)["last_lines"] == [
-        {"family": "torch", "gpu": "Tesla V100-SXM2-16GB", "arch": "sm_70", "last": "2.14.1", "dropped": "2.15.0", "spec": "torch<2.15", "evidence": "SASS list measured"}
+        {"family": "torch", "gpu": "Tesla V100-SXM2-16GB", "arch": "sm_70", "last": "2.14.1", "dropped": "2.15.0", "spec": "torch<2.15", "evidence": "SASS list measured", "cause": "kernels"}
     ]
 
 
@@ -216,6 +216,23 @@ def test_a_gpu_newer_releases_dropped_is_told_its_last_release_line():
 def test_old_gpus_get_their_last_line(gpu, driver, spec, said):
     code, out, _err = cli("resolve", spec, "--os", "linux", "--arch", "x86_64", "--python", "3.10", "--gpu", gpu, "--driver", driver)
     assert code == 0 and said in out
+
+
+def test_releases_that_need_a_driver_past_the_gpus_last_branch_end_its_line():
+    """The driver side: were R570 Turing's last branch, torch's CUDA 13 builds (R580 and up) would
+    never load on a T4, whatever their kernels; the data says Turing has no last branch yet, so
+    the test moves it."""
+    from cudafit import last_line
+    from cudafit.loader import load
+    from cudafit.machine import MachineOptions, build_machine
+
+    matrices = load()
+    moved = tuple(a._replace(last_driver="570") if a.name == "Turing" else a for a in matrices.architectures)
+    machine = build_machine(MachineOptions(os="linux", arch="x86_64", python="3.12", gpus=("Tesla T4",), driver="570.86.15"), matrices)
+    (last,) = last_line.last_lines(machine, matrices._replace(architectures=moved), [("torch", matrices.frameworks["torch"])])
+    assert (last.last, last.dropped, last.bound, last.cause) == ("2.14.1", "2.15.0", "<2.15", "driver")
+    assert "past Turing's last branch R570" in last.evidence and last.reach.startswith("that a driver for sm_75")
+    assert last_line.last_lines(machine, matrices, [("torch", matrices.frameworks["torch"])]) == ()
 
 
 def test_a_gpu_the_newest_release_runs_gets_no_last_line():

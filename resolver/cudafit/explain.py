@@ -301,9 +301,10 @@ def worded(res: Resolution) -> Resolution:
 
 
 def last_line_words(last: LastLine) -> str:
+    later = "need a newer driver than it gets" if last.cause == "driver" else "carry none"
     return (
-        f"{last.family} {last.line} is the last release line with kernels for {last.arch} ({last.gpu}): {last.family} {last.dropped} "
-        f"and later carry none [{last.evidence}]; pin {last.family}{last.bound} to stay on it"
+        f"{last.family} {last.line} is the last release line {last.reach}: {last.family} {last.dropped} "
+        f"and later {later} [{last.evidence}]; pin {last.family}{last.bound} to stay on it"
     )
 
 

@@ -175,4 +175,5 @@ def _last_json(last: LastLine) -> dict:
         "dropped": last.dropped,
         "spec": f"{last.family}{last.bound}",
         "evidence": last.evidence,
+        "cause": last.cause,
     }

@@ -80,6 +80,16 @@ def parse_wheel_name(filename: str) -> Optional[tuple]:
     return None
 
 
+def variant_label(filename: str) -> Optional[str]:
+    """The variant label of a variant wheel's name (cuda12.6, null), or None for any other name."""
+    try:
+        parse_wheel_filename(filename)
+        return None  # an ordinary wheel: its last part is the platform tag
+    except InvalidWheelFilename:
+        pass
+    return filename.rpartition(".")[0].rpartition("-")[2] if parse_wheel_name(filename) is not None else None
+
+
 def where(wheels: Iterable[tuple[str, Optional[SpecifierSet]]]) -> dict[str, frozenset[str]]:
     """Per platform ("any" for a pure wheel), the CPython minors some of these wheels (file name,
     Requires-Python or None) install on; a name that is not a wheel's is passed over."""

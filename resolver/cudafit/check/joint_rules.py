@@ -239,7 +239,8 @@ def _past_last_line(members: list[Pin], res: Resolution, target: Target) -> list
                 finding(
                     "CF018",
                     pin.span,
-                    f"{pin.name}{pin.specifier} admits {last.family} {last.dropped} and later, which carry no kernels for {last.arch} ({last.gpu}) "
+                    f"{pin.name}{pin.specifier} admits {last.family} {last.dropped} and later, which "
+                    f"{'need a newer driver than one for' if last.cause == 'driver' else 'carry no kernels for'} {last.arch} ({last.gpu}) "
                     f"on target '{target.name}': {last.family} {last.line} is its last release line [{last.evidence}]",
                     f"bound it: {last.family}{last.bound}",
                     edit,

@@ -162,6 +162,21 @@ def _files(entry: dict, wheels: Any, buildable: bool) -> Optional[WheelFiles]:
     return WheelFiles(Version(entry["version"]), buildable, found if PURE in found else where(names))
 
 
+def _labels(entry: dict) -> tuple[str, ...]:
+    """The variant labels of the entry's wheels (uv.lock and pylock list them alike), in order."""
+    from urllib.parse import unquote
+
+    from cudafit.wheel_tags import variant_label
+
+    found: list[str] = []
+    for wheel in entry.get("wheels") or ():
+        name = (wheel.get("name") or wheel.get("filename") or wheel.get("url") or wheel.get("path")) if isinstance(wheel, dict) else None
+        label = variant_label(unquote(name.rsplit("/", 1)[-1].split("#", 1)[0].split("?", 1)[0])) if isinstance(name, str) else None
+        if label is not None and label not in found:
+            found.append(label)
+    return tuple(found)
+
+
 def _uv_files(entry: dict) -> Optional[WheelFiles]:
     source = entry.get("source")
     built = not (isinstance(source, dict) and ("registry" in source or "url" in source))
@@ -259,6 +274,7 @@ def _document(
                 marker=marker,
                 from_index=index_of(entry),
                 files=files_of(entry),
+                labels=_labels(entry),
             )
         )
     return Document(str(path), kind, pins=tuple(found), problems=tuple(problems), lines={str(path): tuple(lines)})

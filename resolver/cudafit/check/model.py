@@ -61,6 +61,9 @@ class Pin(NamedTuple):
     # checked against the file's pins of that name (contradictions.py).
     required_by: str = ""
     override: bool = False  # uv's override-dependencies: replaces every requirement of its name
+    # A lock's wheel-variant labels of the package (PEP 825 names: torch-...-cuda12.8.whl): the
+    # installer picks one per machine from its properties (check/variant_pick.py)
+    labels: tuple[str, ...] = ()
 
 
 BUILD_SYSTEM = "build-system"  # the group of `[build-system] requires`: what an isolated build installs, never the environment

@@ -23,6 +23,10 @@ def solver_spec(doc: Document, pin: Pin, machine: Optional[Machine] = None, matr
     # Only torch's own family is named by local tag on its index; a library read from there
     # (xformers, vllm) is any build of its version.
     local = effective_local(doc, pin) if pin.name in TORCH_MEMBERS else None
+    if local is None and pin.labels and matrices is not None:
+        from cudafit.check.variant_pick import label_build
+
+        local = label_build(pin.name, pin.version, pin.labels, machine, matrices)
     if local is None and machine is not None and matrices is not None and pin.version and only_from_pypi(doc, pin):
         release = next((r for r in matrices.torch if pin.name == "torch" and str(r.version) == pin.version), None)
         local = (release.pypi_variant or {}).get(machine.platform or "") if release is not None else None

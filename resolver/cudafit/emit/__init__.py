@@ -19,9 +19,10 @@ FORMATS = {
     "environment.yml": "cudafit.emit.environment_yml",
     "constraints": "cudafit.emit.constraints",
     "variant-properties": "cudafit.emit.variant_properties",
+    "variant-env": "cudafit.emit.variant_env",
 }
 # Forms of the machine, not of an install: they carry no install step
-MACHINE_FORMATS = frozenset(("variant-properties",))
+MACHINE_FORMATS = frozenset(("variant-properties", "variant-env"))
 
 
 class EmitOptions(NamedTuple):

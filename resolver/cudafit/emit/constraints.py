@@ -32,7 +32,7 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         lines += [f"{name}{spec}  # installed with {candidate.packages[0].requirement}" for name, spec in candidate.held]
     # an upgrade of the set itself stays on the GPU's last release line (the pins above hold it now)
     for last in resolution.last_lines:
-        lines.append(f"{last.family}{last.bound}  # {last.family} {last.line} is the last release line with kernels for {last.arch} ({last.gpu})")
+        lines.append(f"{last.family}{last.bound}  # {last.family} {last.line} is the last release line {last.reach}")
     named = {pin.name for c in resolution.candidates for pin in c.packages}
     for dist, spec in sorted(resolution.shared_pins.items()):
         if dist in named:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from cudafit.answers import Resolution
-from cudafit.emit import EmitOptions, render, summary
+from cudafit.emit import FORMATS, MACHINE_FORMATS, EmitOptions, render, summary
 from cudafit.errors import InputError
 from cudafit.fleet.solve import FleetAnswer
 
@@ -26,11 +26,11 @@ def answers_to_write(answer: FleetAnswer) -> list[Resolution]:
 
 
 def write(fmt: str, answer: FleetAnswer, existing: Optional[str], env_name: str) -> str:
-    if fmt == "variant-properties":
-        from cudafit.emit.variant_properties import render_machines
+    if fmt in MACHINE_FORMATS:
+        from importlib import import_module
 
         machines = tuple(a.machine for a in answer.classes if a.machine is not None)
-        return render_machines(machines, f"the fleet's {len(machines)} GPU node classes (what every one supports)")
+        return str(import_module(FORMATS[fmt]).render_machines(machines, f"the fleet's {len(machines)} GPU node classes (what every one supports)"))
     resolutions = answers_to_write(answer)
     if len(resolutions) > 1 and fmt != "uv-project":
         raise InputError(f"--format {fmt}: the fleet spans {len(resolutions)} operating systems; only --format uv-project holds one answer per platform")
