@@ -213,3 +213,15 @@ def test_the_env_file_says_when_one_gpu_cannot_stand_for_all():
     assert "may lack SASS for the others" in result.stdout
     none = CliRunner().invoke(main, ["resolve", "torch", *LINUX, "--driver", "none", "--format", "variant-env"])
     assert none.exit_code == 0 and "NV_VARIANT" not in none.stdout.replace("# ", "").split("\n", 3)[-1]
+
+
+def test_every_name_and_value_is_one_pep_825_allows():
+    import re
+
+    # PEP 825: namespaces and feature names of [a-z0-9_], values of [a-z0-9_.]
+    for args in (("--gpu", "NVIDIA GeForce RTX 4090", "--driver", "580.65.06"), ("--gpu", "Tesla K80", "--driver", "470.82.01")):
+        (provider,) = properties(*args)["provider"]
+        assert re.fullmatch(r"[a-z0-9_]+", provider["namespace"])
+        for feature, values in provider["properties"].items():
+            assert re.fullmatch(r"[a-z0-9_]+", feature) and values
+            assert all(re.fullmatch(r"[a-z0-9_.]+", v) for v in values) and len(set(values)) == len(values)
