@@ -18,6 +18,9 @@
    Python library is 40 MB (the arch string is read from it, as on a real install).
 6. `cudafit fleet resolve` over a generated kubectl dump of 10,000 nodes in 40 classes (GPU Feature
    Discovery label sets): whole process, and the parse / group / solve split in process.
+7. `cudafit matrix`: every torch release by every build for one machine (target < 150 ms whole
+   process), beside `cudafit resolve` of the same machine; and for the 10,000-node inventory
+   (target < 1.5 s). `--matrix` prints these figures alone.
 """
 
 from __future__ import annotations
@@ -426,16 +429,58 @@ def bench_fleet(runs: int, env: dict, nodes: int = 10_000) -> tuple[float, float
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def bench_matrix(runs: int, env: dict, nodes: int = 10_000) -> tuple[float, float, float, float]:
+    """(matrix ms, resolve ms, matrix --format html ms, fleet matrix ms), whole processes, alternating."""
+    import json
+
+    machine = [a for a in MACHINE if a != "--json"]
+    one = cudafit_command() + ["matrix", *machine]
+    resolve = cudafit_command() + ["resolve", "torch", *machine]
+    html = cudafit_command() + ["matrix", *machine, "--format", "html"]
+    folder = Path(tempfile.mkdtemp(prefix="cudafit-bench-matrix-"))
+    try:
+        path = folder / "nodes.json"
+        path.write_text(json.dumps(fleet_inventory(nodes)))
+        fleet = cudafit_command() + ["matrix", "--inventory", str(path), "--python", "3.12"]
+        for cmd in (one, resolve, html, fleet):
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env)  # caches filled, as for any later run
+        times: list[list[float]] = [[], [], [], []]
+        for _ in range(runs):
+            for n, cmd in enumerate((one, resolve, html)):
+                times[n].append(wall(cmd, env))
+        for _ in range(max(3, runs // 3)):
+            times[3].append(wall(fleet, env))
+        return median_ms(times[0]), median_ms(times[1]), median_ms(times[2]), median_ms(times[3])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_matrix(figures: tuple[float, float, float, float]) -> None:
+    one, resolve, html, fleet = figures
+    print(f"  cudafit matrix, every torch release x build, one machine {one:8.1f} ms (target < 150 ms), {one / resolve:4.2f}x resolve ({resolve:.1f} ms)")
+    print(f"  cudafit matrix --format html, the same          {html:8.1f} ms")
+    print(f"  cudafit matrix --inventory, 10,000 nodes          {fleet:8.1f} ms (target < 1500 ms)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--corpus", action="store_true", help="the corpus's figures alone (check's speed on real files)")
+    parser.add_argument("--matrix", action="store_true", help="the matrix's figures alone")
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="cudafit-bench-")
     env = {**os.environ, "CUDAFIT_CACHE_DIR": cache}
     # Measure what users run: with bytecode caches (a CI image may switch them off).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["CUDAFIT_CACHE_DIR"] = cache
+    if args.matrix:
+        try:
+            figures = bench_matrix(args.runs, env)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
+        print_matrix(figures)
+        return 0
     if args.corpus:
         try:
             whole, slowest, which, count = bench_corpus(max(3, args.runs // 3), env)
@@ -455,6 +500,7 @@ def main() -> int:
         envs = bench_environments(args.runs)
         doctor_ms = bench_doctor(max(3, args.runs // 3), env)
         fleet = bench_fleet(max(3, args.runs // 3), env)
+        matrix = bench_matrix(max(3, args.runs // 3), env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
@@ -485,6 +531,7 @@ def main() -> int:
         f"  cudafit fleet resolve, 10,000 nodes, {classes} classes {whole:8.1f} ms (target < 1000 ms): "
         f"parse {parse:.0f} ms, group {grouping:.0f} ms, solve {solving:.0f} ms"
     )
+    print_matrix(matrix)
     bases = {}
     for what, factor, n, ms in solver:
         base = bases.setdefault(what, ms)

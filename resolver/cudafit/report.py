@@ -36,7 +36,7 @@ def resolution_json(res: Resolution) -> dict:
                 "variant": p.variant,
                 "index_url": p.index_url,
                 "requirement": p.requirement,
-                **_evidence_json(c, p.name),
+                **evidence_json(c, p.name),
                 **({"supports": p.supports} if p.supports else {}),
                 **({"find_links": p.find_links} if p.find_links else {}),
             }
@@ -96,7 +96,7 @@ def floors_text(res: Resolution) -> list[str]:
     return lines
 
 
-def _evidence_json(candidate: Candidate, name: str) -> dict:
+def evidence_json(candidate: Candidate, name: str) -> dict:
     """How each fact of the build is known, on the package that is the build (torch, not torchvision)."""
     if name != candidate.family or not candidate.evidence:
         return {}  # data without grades (TensorFlow, JAX) says nothing here

@@ -29,6 +29,7 @@ COMMANDS = {
     "gpus": ("cudafit.cli.gpus", "gpus_command"),
     "data": ("cudafit.cli.data", "data"),
     "fleet": ("cudafit.cli.fleet", "fleet"),
+    "matrix": ("cudafit.cli.matrix", "matrix"),
 }
 
 
