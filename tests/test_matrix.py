@@ -69,7 +69,7 @@ def test_the_table_fits_100_columns(machine):
     lines = result.stdout.splitlines()
     table = [line for line in lines if line.startswith(("release ", "driver>=")) or re.match(r"\d+\.\d+", line)]
     assert len(table) >= 2 and max(len(line) for line in table) <= 100, table
-    assert all(len(line) <= 100 for line in lines[:2])  # the title wraps
+    assert all(len(line) <= 100 for line in lines)  # the title and the notes wrap
 
 
 def test_a_v100_on_a_cuda_12_driver():
@@ -227,3 +227,43 @@ def test_chromium_renders_the_table_and_the_marked_cell(tmp_path: Path):
     shot = tmp_path / "matrix.png"
     _browser(f"--screenshot={shot}", "--window-size=1000,1300", html.as_uri())
     assert shot.stat().st_size > 20_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_projects_workflow_runs_the_suite_over_a_matrix_cudafit_produced():
+    import shlex
+
+    from ruamel.yaml import YAML
+
+    workflow = YAML(typ="safe").load((Path(__file__).parent.parent / ".github" / "workflows" / "tests.yml").read_text())
+    step = next(s for s in workflow["jobs"]["matrix"]["steps"] if s.get("id") == "cudafit")
+    command = shlex.split(re.search(r"\$\((cudafit matrix [^)]*)\)", step["run"])[1])
+    result = run(*command[2:])
+    assert result.exit_code == 0, result.output
+    include = json.loads(result.stdout)["include"]
+    assert include and all(e["variant"] == "cpu" for e in include)
+    used = set(re.findall(r"\bmatrix\.(\w+)", json.dumps({k: v for k, v in workflow["jobs"]["suite"].items() if k != "strategy"})))
+    assert used <= set(include[0]), used - set(include[0])
+
+
+# The README's pictures: three described machines and a fleet, taken by this browser run
+# (CUDAFIT_SCREENSHOTS=docs/images pytest tests/test_matrix.py -k screenshots writes them there).
+PICTURES = {
+    "matrix-v100": ["--gpu", "Tesla V100-SXM2-16GB", "--driver", "535.104.05", *LINUX, "--since", "2.6"],
+    "matrix-rtx5090-windows": ["--gpu", "NVIDIA GeForce RTX 5090", "--driver", "576.02", "--os", "windows", "--arch", "x86_64", "--python", "3.12", "--since", "2.6"],
+    "matrix-rx7900xtx": ["--gpu", "AMD Radeon RX 7900 XTX", *LINUX, "--since", "2.6"],
+    "matrix-fleet": ["--inventory", str(FLEET), "--python", "3.12", "--since", "2.6"],
+}
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", sorted(PICTURES))
+def test_screenshots_of_the_pages(tmp_path: Path, name: str):
+    import os
+
+    html = page(tmp_path, *PICTURES[name])
+    dom = _browser("--dump-dom", html.as_uri()).stdout
+    assert 1 <= dom.count('class="runs best"') <= dom.count("<table>")  # at most one marked cell per table
+    folder = Path(os.environ.get("CUDAFIT_SCREENSHOTS") or tmp_path)
+    shot = folder / f"{name}.png"
+    _browser(f"--screenshot={shot}", "--window-size=900,1100", "--hide-scrollbars", html.as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

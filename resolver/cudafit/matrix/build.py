@@ -35,6 +35,8 @@ def compute(
 
     provider = BY_FAMILY[family]
     releases = [r for r in provider.releases(matrices) if since is None or r.version >= since]
+    if since is not None:  # the marked build is resolve's pick within the rows shown
+        specs = [*specs, f"{provider.MEMBERS[0]}>={since}"]
     groups = []
     excluded: set[str] = set()
     for label, machine, nodes in machines:

@@ -76,7 +76,7 @@ def _group(matrix: Matrix, group: Group) -> list[str]:
         cell = group.cells[group.best]
         out.append(f'<p class="best">&#9733; <code>cudafit resolve</code> picks <code>{escape(cell.requirement)}</code> ({escape(cell.reason)})</p>')
     else:
-        out.append("<p>No build runs here.</p>")
+        out.append("<p>No build of these releases runs here.</p>")
     out += [f"<p>{escape(text)}</p>" for text in group.last_lines]
     head = "".join(f'<th scope="col">{escape(t)}</th>' for t in matrix.shown)
     out.append(f'<div class="wrap"><table><thead><tr><th scope="col">release</th>{head}</tr></thead><tbody>')
@@ -112,7 +112,8 @@ def _cell(group: Group, release: str, tag: str) -> str:
 
 
 def _legend(matrix: Matrix) -> list[str]:
-    used = sorted({CODES.get(c.constraint, "x") for g in matrix.groups for (_r, t), c in g.cells.items() if c.status == NO and t in matrix.shown})
+    shown, rows = set(matrix.shown), set(matrix.releases)
+    used = sorted({CODES.get(c.constraint, "x") for g in matrix.groups for (r, t), c in g.cells.items() if c.status == NO and t in shown and r in rows})
     items = ["<span>&#10003; runs</span>", "<span>&#9733; the build cudafit resolve picks</span>", "<span>? may run (kernel lists unknown)</span>"]
     items += ["<span>cpu runs on the CPU only</span>", "<span>&middot; no such build</span>"]
     items += [f"<span>&#10007;{letter} {escape(WORDS[letter])}</span>" for letter in used]

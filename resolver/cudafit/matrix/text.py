@@ -37,21 +37,22 @@ STYLE: dict[str, dict[str, Any]] = {RUNS: {"fg": "green"}, UNKNOWN: {"fg": "yell
 def render(matrix: Matrix) -> str:
     import textwrap
 
-    lines = textwrap.wrap(_title(matrix), 100, subsequent_indent="  ")
+    lines = [*textwrap.wrap(_title(matrix), 100, subsequent_indent="  "), f"data of {matrix.data_date}"]
     if not matrix.releases:
         return "\n".join([*lines, "no release of the data matches", ""])
     if len(matrix.groups) == 1:
         lines += _one(matrix, matrix.groups[0])
     else:
         lines += _several(matrix)
-    lines += _legend(matrix)
+    # the notes under the table wrap at 100 columns too, each continued indented
+    lines += [part for line in _legend(matrix) for part in (textwrap.wrap(line, 100, subsequent_indent="    ") or [""])]
     return "\n".join(lines) + "\n"
 
 
 def _title(matrix: Matrix) -> str:
     what = f"{matrix.family}{matrix.spec and f' ({matrix.spec})'}"
     where = matrix.groups[0].label if len(matrix.groups) == 1 else f"{len(matrix.groups)} machines"
-    return f"{what} on {where} (data of {matrix.data_date})"
+    return f"{what} on {where}"
 
 
 def code(cell: Cell) -> str:
@@ -158,13 +159,13 @@ def _reason_cell(matrix: Matrix, group: Group, release: str) -> Optional[Cell]:
 
 def _legend(matrix: Matrix) -> list[str]:
     lines = [""]
-    for group in matrix.groups:
-        prefix = f"{group.label}: " if len(matrix.groups) > 1 else ""
+    for n, group in enumerate(matrix.groups):
+        prefix = f"{chr(ord('A') + n) if n < 26 else n}: " if len(matrix.groups) > 1 else ""
         if group.best is not None:
             cell = group.cells[group.best]
             lines.append(f"{prefix}* the build `cudafit resolve` picks: {cell.requirement} ({cell.reason})")
         else:
-            lines.append(f"{prefix}no build runs here")
+            lines.append(f"{prefix}no build of these releases runs here")
         lines += [f"  {text}" for text in group.last_lines]
     seen: dict[str, str] = {}
     for group in matrix.groups:
