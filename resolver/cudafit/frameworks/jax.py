@@ -144,8 +144,9 @@ def candidates(
             if wanted and _normal(build.extra) not in wanted:
                 continue
             if build.kind == "rocm":
-                # the extra asked for is the reason: said, where "a ROCm build" alone is left out of a failure
-                reject("extra", f"jax[{build.extra}] is a ROCm build, for AMD GPUs", build.tag)
+                # an extra asked for is the reason: said, where "a ROCm build" alone (an
+                # accelerator rejection) is left out of a failure
+                reject("extra" if wanted else "accelerator", f"jax[{build.extra}] is a ROCm build, for AMD GPUs", build.tag)
                 continue
             if machine.platform not in build.platforms and any(b.extra == build.extra and machine.platform in b.platforms for b in release.builds):
                 continue  # the extra's build for this platform is another entry

@@ -89,14 +89,15 @@ def _one(matrix: Matrix, group: Group) -> list[str]:
     floors = [next((c.driver_floor for r in matrix.releases if (c := group.cells.get((r, t))) and c.driver_floor), "") for t in tags]
     floors = floors if not group.machine.driver_known else ["" for _t in tags]
     widths = [max(4, len(short(t)) + 1, len(f) + 1) for t, f in zip(tags, floors, strict=True)]
+    label = label_width(matrix)
     lines: list[str] = []
     start = 0
     while start < len(tags) or not tags:  # more columns than 100 characters hold: a table per slice
         end = start
-        while end < len(tags) and 8 + sum(widths[start : end + 1]) <= 100:
+        while end < len(tags) and label + sum(widths[start : end + 1]) <= 100:
             end += 1
         end = max(end, start + 1)
-        lines += _slice(matrix, group, tags[start:end], floors[start:end], widths[start:end])
+        lines += _slice(matrix, group, tags[start:end], floors[start:end], widths[start:end], label)
         start = end
         if start < len(tags):
             lines.append("")
@@ -105,17 +106,22 @@ def _one(matrix: Matrix, group: Group) -> list[str]:
     return lines
 
 
-def _slice(matrix: Matrix, group: Group, tags: list[str], floors: list[str], widths: list[int]) -> list[str]:
-    lines = ["release " + "".join(short(t).rjust(w) for t, w in zip(tags, widths, strict=True))]
+def label_width(matrix: Matrix) -> int:
+    """The release column: 'release ' or the longest release (0.12.0.1, 2.15.0.post1) and a space."""
+    return max(8, *(len(r) + 1 for r in matrix.releases))
+
+
+def _slice(matrix: Matrix, group: Group, tags: list[str], floors: list[str], widths: list[int], label: int) -> list[str]:
+    lines = ["release".ljust(label) + "".join(short(t).rjust(w) for t, w in zip(tags, widths, strict=True))]
     if any(floors):
-        lines.append("driver>=" + "".join(f.rjust(w) for f, w in zip(floors, widths, strict=True)))
+        lines.append("driver>=".ljust(label) + "".join(f.rjust(w) for f, w in zip(floors, widths, strict=True)))
     for release in matrix.releases:
         cells = [group.cells.get((release, t)) for t in tags]
         if all(c is None for c in cells) and release in group.rows:
             whole = group.rows[release]
-            lines.append(f"{release:<8}" + _styled(f" {code(whole)}: {whole.reason}"[: max(sum(widths), 40)], 0, whole))
+            lines.append(release.ljust(label) + _styled(f"{code(whole)}: {whole.reason}"[: 100 - label], 0, whole))
             continue
-        row = f"{release:<8}"
+        row = release.ljust(label)
         for tag, cell, width in zip(tags, cells, widths, strict=True):
             best = group.best == (release, tag)
             row += _styled(symbol(cell, best), width, cell, best)
@@ -126,13 +132,14 @@ def _slice(matrix: Matrix, group: Group, tags: list[str], floors: list[str], wid
 def _several(matrix: Matrix) -> list[str]:
     keys = [chr(ord("A") + i) if i < 26 else str(i) for i in range(len(matrix.groups))]
     width = max([7, *(len(t) + 2 for t in matrix.shown)])
-    per_line = max(1, (100 - 8) // width)
+    label = label_width(matrix)
+    per_line = max(1, (100 - label) // width)
     lines = []
     for start in range(0, len(matrix.groups), per_line):  # more groups than fit: a table per slice
         part = list(zip(keys, matrix.groups, strict=True))[start : start + per_line]
-        lines.append("release " + "".join(k.rjust(width) for k, _g in part))
+        lines.append("release".ljust(label) + "".join(k.rjust(width) for k, _g in part))
         for release in matrix.releases:
-            row = f"{release:<8}"
+            row = release.ljust(label)
             for _k, group in part:
                 tag = matrix.preferred(group, release)
                 if tag is not None:
