@@ -120,7 +120,8 @@ def _machines(
     )
     if len(each) <= 1:
         machine = build_machine(described, matrices)
-        return [(describe(machine), machine, 0)], ()
+        label = describe(machine) + (", any GPU (its kernels not judged)" if machine.driver and not machine.gpus else "")
+        return [(label, machine, 0)], ()
     out = []
     for one in each:  # several GPUs described: a group for each, on the one driver
         machine = build_machine(one, matrices)
