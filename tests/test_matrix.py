@@ -111,6 +111,13 @@ def test_several_gpus_get_a_column_each_on_one_driver():
     assert row.split() == ["2.15.0", "xd", "xd"]  # R470 runs CUDA 11 at most
 
 
+def test_a_slurm_inventory_reads_as_fleet_resolve_reads_it():
+    slurm = Path(__file__).parent / "fixtures" / "fleet" / "slurm-nodes.txt"
+    flags = ["--gres-map", "a100=NVIDIA A100-SXM4-80GB", "--gres-map", "v100=Tesla V100-SXM2-16GB", "--driver-feature", "nvdriver_(.+)"]
+    doc = as_json("--inventory", str(slurm), "--python", "3.12", *flags)
+    assert doc["groups"] and all(g["machine"]["gpus"] for g in doc["groups"])
+
+
 def test_a_fleet_gets_a_group_per_node_class():
     doc = as_json("--inventory", str(FLEET), "--python", "3.12")
     assert len(doc["groups"]) >= 3 and all(g["nodes"] >= 1 for g in doc["groups"])
@@ -173,7 +180,8 @@ def test_gitlab_matrix_is_a_job_template():
     [
         (["--since", "two"], "'two' is not a version"),
         (["--inventory", str(FLEET), "--gpu", "Tesla T4"], "of the machine options only --python goes with it"),
-        (["--default-driver", "535.104.05", *LINUX], "--default-driver is for --inventory"),
+        (["--default-driver", "535.104.05", *LINUX], "are for --inventory"),
+        (["--inventory", str(FLEET), "--gres-map", "a100"], "expected TYPE=GPU NAME"),
         (["--format", "html", "--json"], "two different outputs"),
         (["nosuchframework", *LINUX], "nosuchframework"),
         (["--inventory", "/nonexistent/inventory.json"], "/nonexistent/inventory.json"),

@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING, Optional
 
 import click
 
-from cudafit.cli.options import load_matrices, policy_options
+from cudafit.cli.options import InventoryFlags, inventory_options, load_matrices, policy_options
 from cudafit.emit import FORMATS
 from cudafit.records import SCHEMA_VERSION
 
@@ -36,20 +36,7 @@ def fleet() -> None:
     help="cudafit JSON, `kubectl get nodes -o json`, NDJSON, or Slurm `scontrol show nodes [--json|-o]` output.",
 )
 @click.option("--python", "python", metavar="X.Y", help="The Python of the environment the nodes run (default: this one).")
-@click.option("--pool-label", metavar="KEY", help="The node label that names a node's pool (Kubernetes).")
-@click.option(
-    "--gres-map",
-    "gres_map",
-    multiple=True,
-    metavar="TYPE=GPU NAME",
-    help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'. A type naming a GPU family (h100, gh200) needs none.",
-)
-@click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'.")
-@click.option(
-    "--default-driver",
-    metavar="VERSION",
-    help="The driver of nodes whose inventory names none (Slurm features, Kubernetes nodes without GFD driver labels, older dcgm-exporters).",
-)
+@inventory_options
 @click.option("--allow-partial", is_flag=True, help="Exit 0 with an answer that leaves out GPU nodes it could not place (they are still listed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
@@ -62,10 +49,7 @@ def fleet_resolve(
     specs: tuple[str, ...],
     inventory: str,
     python: Optional[str],
-    pool_label: Optional[str],
-    gres_map: tuple[str, ...],
-    driver_feature: Optional[str],
-    default_driver: Optional[str],
+    inventory_flags: InventoryFlags,
     allow_partial: bool,
     as_json: bool,
     fmt: Optional[str],
@@ -76,47 +60,12 @@ def fleet_resolve(
     """The best set for SPEC... (default: torch) that runs on every node class of the inventory."""
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
-    from cudafit.fleet.node import Options, driver_problem
     from cudafit.fleet.report import accepted, fleet_json, fleet_text
     from cudafit.fleet.solve import solve_fleet
     from cudafit.machine_input import check_python
 
-    mapping = {}
-    for item in gres_map:
-        kind, sep, name = item.partition("=")
-        if not sep or not kind or not name:
-            raise click.BadParameter(f"{item!r}: expected TYPE=GPU NAME", param_hint="'--gres-map'")
-        mapping[kind] = name
-    if driver_feature is not None:
-        import re
-
-        try:
-            groups = re.compile(driver_feature).groups
-        except re.error as exc:
-            raise click.BadParameter(f"{driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
-        if groups != 1:
-            raise click.BadParameter(f"{driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'", param_hint="'--driver-feature'")
     matrices = load_matrices()
-    from cudafit.gpus import lookup_gpu
-
-    for kind, name in mapping.items():
-        # A name the user gave is checked as --gpu checks it: an unknown one is bad input, not a
-        # node left out (the answer would be partial for a typo).
-        if lookup_gpu(matrices.gpus, name)[0] is None:
-            from cudafit.machine_input import unknown_gpu
-
-            raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu(name, matrices).reason, param_hint="'--gres-map'")
-    if default_driver is not None:
-        from cudafit.errors import InputError
-        from cudafit.machine_input import check_driver, parse_driver
-
-        if driver_problem(default_driver, "value"):
-            raise click.BadParameter(str(driver_problem(default_driver, "value")), param_hint="'--default-driver'")
-        try:
-            check_driver(parse_driver(default_driver) or "", "linux", matrices)
-        except InputError as exc:
-            raise click.BadParameter(exc.reason, param_hint="'--default-driver'") from None
-    options = Options(pool_label=pool_label, gres_map=mapping, driver_feature=driver_feature, default_driver=default_driver, gpu_table=matrices.gpus)
+    options = reading_options(inventory_flags, matrices)
     checked: Optional[str] = check_python(python, matrices) if python else None
     classes = _classes(inventory, options, inv, group, matrices)
     if not classes:
@@ -150,6 +99,49 @@ def fleet_resolve(
     else:
         click.echo(fleet_text(answer, allow_partial), nl=False)
     return 0 if accepted(answer, allow_partial) else 1
+
+
+def reading_options(flags: InventoryFlags, matrices: Matrices) -> Options:
+    """The inventory reader's options from the flags, each checked as the flag it came from."""
+    from cudafit.fleet.node import Options, driver_problem
+    from cudafit.gpus import lookup_gpu
+
+    mapping = {}
+    for item in flags.gres_map:
+        kind, sep, name = item.partition("=")
+        if not sep or not kind or not name:
+            raise click.BadParameter(f"{item!r}: expected TYPE=GPU NAME", param_hint="'--gres-map'")
+        mapping[kind] = name
+    if flags.driver_feature is not None:
+        import re
+
+        try:
+            groups = re.compile(flags.driver_feature).groups
+        except re.error as exc:
+            raise click.BadParameter(f"{flags.driver_feature!r}: not a regular expression ({exc})", param_hint="'--driver-feature'") from None
+        if groups != 1:
+            problem = f"{flags.driver_feature!r}: needs exactly one group around the driver, like 'nvdriver_(.+)'"
+            raise click.BadParameter(problem, param_hint="'--driver-feature'")
+    for kind, name in mapping.items():
+        # A name the user gave is checked as --gpu checks it: an unknown one is bad input, not a
+        # node left out (the answer would be partial for a typo).
+        if lookup_gpu(matrices.gpus, name)[0] is None:
+            from cudafit.machine_input import unknown_gpu
+
+            raise click.BadParameter(f"{kind}={name!r}: " + unknown_gpu(name, matrices).reason, param_hint="'--gres-map'")
+    if flags.default_driver is not None:
+        from cudafit.errors import InputError
+        from cudafit.machine_input import check_driver, parse_driver
+
+        if driver_problem(flags.default_driver, "value"):
+            raise click.BadParameter(str(driver_problem(flags.default_driver, "value")), param_hint="'--default-driver'")
+        try:
+            check_driver(parse_driver(flags.default_driver) or "", "linux", matrices)
+        except InputError as exc:
+            raise click.BadParameter(exc.reason, param_hint="'--default-driver'") from None
+    return Options(
+        pool_label=flags.pool_label, gres_map=mapping, driver_feature=flags.driver_feature, default_driver=flags.default_driver, gpu_table=matrices.gpus
+    )
 
 
 def _classes(path: str, options: Options, inv: ModuleType, group: Callable[[Iterable[Node]], list[NodeClass]], matrices: Matrices) -> list[NodeClass]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import click
 
-from cudafit.cli.options import load_matrices, machine_options, policy_options
+from cudafit.cli.options import InventoryFlags, inventory_options, load_matrices, machine_options, policy_options
 from cudafit.machine import MachineOptions
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ FORMATS = ("text", "html", "github", "gitlab")
 )
 @click.option("--since", metavar="VERSION", help="Only releases from this one on (2.4).")
 @click.option("--inventory", metavar="FILE|-", help="A fleet inventory (as `fleet resolve` reads it): one column group per node class.")
-@click.option("--default-driver", metavar="VERSION", help="With --inventory: the driver of nodes whose inventory names none.")
+@inventory_options
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="A table, an HTML page, or a GitHub Actions / GitLab CI matrix."
 )
@@ -38,7 +38,7 @@ def matrix(
     framework: Optional[str],
     since: Optional[str],
     inventory: Optional[str],
-    default_driver: Optional[str],
+    inventory_flags: InventoryFlags,
     fmt: str,
     as_json: bool,
     output: Optional[str],
@@ -66,7 +66,7 @@ def matrix(
         except InvalidVersion:
             raise click.BadParameter(f"{since!r} is not a version", param_hint="'--since'") from None
     matrices = load_matrices()
-    machines, left_out = _machines(described, inventory, default_driver, wanted, matrices, policy)
+    machines, left_out = _machines(described, inventory, inventory_flags, wanted, matrices, policy)
     families, _extras = parse_specs(wanted, machines[0][1], matrices)
     family = next(iter(families))  # the first named: xformers, not the torch it is built against
     spec_text = " ".join(s for s in specs if any(op in s for op in "<>=!~"))
@@ -102,16 +102,16 @@ def _render(result: object, fmt: str, as_json: bool) -> str:
 
 
 def _machines(
-    described: MachineOptions, inventory: Optional[str], default_driver: Optional[str], specs: list[str], matrices: Matrices, policy: Policy
+    described: MachineOptions, inventory: Optional[str], flags: InventoryFlags, specs: list[str], matrices: Matrices, policy: Policy
 ) -> tuple[list[tuple[str, Machine, int]], tuple[tuple[str, str], ...]]:
     """(label, machine, nodes) per group, and the fleet classes left out with why."""
     from cudafit.machine import build_machine
     from cudafit.report import describe
 
     if inventory is not None:
-        return _classes(described, inventory, default_driver, specs, matrices, policy)
-    if default_driver is not None:
-        raise click.UsageError("--default-driver is for --inventory; give the machine's --driver")
+        return _classes(described, inventory, flags, specs, matrices, policy)
+    if flags != InventoryFlags():
+        raise click.UsageError("--pool-label, --gres-map, --driver-feature and --default-driver are for --inventory; describe a machine with --driver, --gpu")
     bare = described._replace(gpus=(), compute_capabilities=(), gfx=())
     each = (
         [bare._replace(gpus=(g,)) for g in described.gpus]
@@ -130,19 +130,19 @@ def _machines(
 
 
 def _classes(
-    described: MachineOptions, inventory: str, default_driver: Optional[str], specs: list[str], matrices: Matrices, policy: Policy
+    described: MachineOptions, inventory: str, flags: InventoryFlags, specs: list[str], matrices: Matrices, policy: Policy
 ) -> tuple[list[tuple[str, Machine, int]], tuple[tuple[str, str], ...]]:
     from cudafit.cli.fleet import _classes as read_classes
+    from cudafit.cli.fleet import reading_options
     from cudafit.fleet import inventory as inv
     from cudafit.fleet.classes import group
-    from cudafit.fleet.node import Options
     from cudafit.fleet.solve import answer_classes
     from cudafit.machine_input import check_python
 
     if described != MachineOptions(python=described.python):
         raise click.UsageError("--inventory describes the machines; of the machine options only --python goes with it")
     python = check_python(described.python, matrices) if described.python else None
-    classes = read_classes(inventory, Options(default_driver=default_driver, gpu_table=matrices.gpus), inv, group, matrices)
+    classes = read_classes(inventory, reading_options(flags, matrices), inv, group, matrices)
     if not classes:
         raise click.BadParameter(f"{inventory}: no nodes", param_hint="'--inventory'")
     machines = []

@@ -4,7 +4,7 @@ description (MachineOptions) and the policy (records.Policy); and the data every
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, TypeVar
 
 import click
 
@@ -81,6 +81,45 @@ def policy_options(func: Callable[..., R]) -> Callable[..., R]:
         from cudafit.records import Policy
 
         return func(*args, policy=Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda), **kwargs)
+
+    for option in reversed(options):
+        collect = option(collect)
+    return collect
+
+
+class InventoryFlags(NamedTuple):
+    """How to read a fleet inventory, as given (cli/fleet.reading_options checks them)."""
+
+    pool_label: Optional[str] = None
+    gres_map: tuple[str, ...] = ()
+    driver_feature: Optional[str] = None
+    default_driver: Optional[str] = None
+
+
+def inventory_options(func: Callable[..., R]) -> Callable[..., R]:
+    """--pool-label, --gres-map, --driver-feature and --default-driver, collected into one InventoryFlags."""
+    options = [
+        click.option("--pool-label", metavar="KEY", help="The node label that names a node's pool (Kubernetes)."),
+        click.option(
+            "--gres-map",
+            "gres_map",
+            multiple=True,
+            metavar="TYPE=GPU NAME",
+            help="A Slurm GRES type and the GPU it is (repeatable): a100='NVIDIA A100-SXM4-80GB'. A type naming a GPU family (h100, gh200) needs none.",
+        ),
+        click.option("--driver-feature", metavar="REGEX", help="A Slurm node feature holding the driver, with one group: 'nvdriver_(.+)'."),
+        click.option(
+            "--default-driver",
+            metavar="VERSION",
+            help="The driver of nodes whose inventory names none (Slurm features, Kubernetes nodes without GFD driver labels, older dcgm-exporters).",
+        ),
+    ]
+
+    @functools.wraps(func)
+    def collect(
+        *args: Any, pool_label: Optional[str], gres_map: tuple[str, ...], driver_feature: Optional[str], default_driver: Optional[str], **kwargs: Any
+    ) -> R:
+        return func(*args, inventory_flags=InventoryFlags(pool_label, tuple(gres_map), driver_feature, default_driver), **kwargs)
 
     for option in reversed(options):
         collect = option(collect)
