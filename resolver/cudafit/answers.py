@@ -192,6 +192,7 @@ class Resolution(NamedTuple):
     request: Optional[Request] = None  # what was asked (explain.worded words the answer from it)
     causes: tuple[Conflict, ...] = ()  # a failure's conflicts as values (conflicts holds their words)
     last_lines: tuple[LastLine, ...] = ()  # the GPU's last release line, where newer releases dropped it
+    driver_min: str = ""  # the oldest NVIDIA driver that loads every chosen CUDA build ("" for none, or unknown)
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

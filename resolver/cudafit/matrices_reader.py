@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import gpu_tables_data, variant_labels, wheels_data
+from cudafit import cuda_images, gpu_tables_data, variant_labels, wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -115,7 +115,8 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     amd_torch = gpu_tables_data.read_amd_torch(docs[AMD_TORCH_FILE], dates, torch_platforms) if AMD_TORCH_FILE in docs else ()
     amd_tf = gpu_tables_data.read_amd_tensorflow(docs[AMD_TF_FILE], dates) if AMD_TF_FILE in docs else ()
     labels = variant_labels.read(docs[variant_labels.FILE], dates) if variant_labels.FILE in docs else ()
-    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE}
+    images = cuda_images.read(docs[cuda_images.FILE], dates) if cuda_images.FILE in docs else ()
+    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE, cuda_images.FILE}
     unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
@@ -138,6 +139,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         amd_torch=amd_torch,
         amd_tensorflow=amd_tf,
         torch_variant_labels=labels,
+        cuda_images=images,
     )
 
 

@@ -319,6 +319,7 @@ class Matrices(NamedTuple):
     amd_torch: tuple[AmdTorchBuild, ...] = ()  # AMD's own torch builds (amd-torch.toml), newest first
     amd_tensorflow: tuple[AmdTfBuild, ...] = ()  # AMD's tensorflow-rocm builds (amd-tensorflow.toml), newest first
     torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
+    cuda_images: tuple = ()  # NVIDIA's CUDA base images on Ubuntu (cuda_images.CudaImage, cuda-images.toml), newest first
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -45,6 +45,7 @@ def resolution_json(res: Resolution) -> dict:
         ],
         "cuda": cuda,
         "cudnn": cudnn,
+        **({"driver_min": res.driver_min} if res.driver_min else {}),
         **({"last_lines": [_last_json(last) for last in res.last_lines]} if res.last_lines else {}),
         "pins": dict(sorted(res.shared_pins.items())),
         "commands": {

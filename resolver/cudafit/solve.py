@@ -84,7 +84,23 @@ def solve(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy
         pythons=_pythons(chosen, machine, matrices),
         request=Request(families, {}, policy.cpu),
         last_lines=last_lines(machine, matrices, ((c.family, BY_FAMILY[c.family].releases(matrices)) for c in chosen if c.kind in ("cuda", "rocm"))),
+        driver_min=_driver_min(chosen, machine, matrices, policy),
     )
+
+
+def _driver_min(chosen: list[Candidate], machine: Machine, matrices: Matrices, policy: Policy) -> str:
+    """The oldest driver every chosen CUDA build loads on (the highest of their floors), for the
+    files that must say it without the machine (a Dockerfile's host)."""
+    floors = []
+    for c in chosen:
+        if c.kind == "cuda" and c.cuda:
+            try:
+                floor = rules.driver_floor(matrices, machine, Version(c.cuda), policy.strict_driver)[0]
+            except InvalidVersion:
+                continue
+            if floor:
+                floors.append(floor)
+    return max(floors, key=lambda f: tuple(int(p) for p in f.split("."))) if floors else ""
 
 
 def _one_rocm_install(chosen: list[Candidate]) -> list[Candidate]:

@@ -20,6 +20,7 @@ FORMATS = {
     "constraints": "cudafit.emit.constraints",
     "variant-properties": "cudafit.emit.variant_properties",
     "variant-env": "cudafit.emit.variant_env",
+    "dockerfile": "cudafit.emit.dockerfile",
 }
 # Forms of the machine, not of an install: they carry no install step
 MACHINE_FORMATS = frozenset(("variant-properties", "variant-env"))
