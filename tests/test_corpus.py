@@ -43,7 +43,7 @@ def test_the_manifest_names_real_files_of_many_projects():
     for entry in MANIFEST:
         assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry
         assert (CORPUS / entry["local"]).is_file(), entry["local"]
-        assert entry["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env")
+        assert entry["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env", "dockerfile")
 
 
 @lru_cache(maxsize=1)
@@ -196,7 +196,7 @@ def test_every_rule_has_real_examples_or_says_what_was_searched():
         assert rule.code in fires or rule.code in wanting, rule.code
 
 
-@pytest.mark.parametrize("entry", [e for e in MANIFEST if e["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env")], ids=lambda e: e["local"])
+@pytest.mark.parametrize("entry", [e for e in MANIFEST if e["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env", "dockerfile")], ids=lambda e: e["local"])
 def test_every_corpus_file_is_read_without_a_read_error(entry):
     report = reports()[entry["local"]]
     assert report.files == 1 or report.errors, entry["local"]

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, environments, view
-from cudafit.check.model import BUILD_SYSTEM, Document, Pin
+from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Pin
 from cudafit.records import Matrices
 
 # Resolved files: their resolver wrote one version per package and fork.
@@ -108,7 +108,7 @@ def _suspects(doc: Document) -> tuple[Pin, ...]:
     by_name: dict[str, list[Pin]] = {}
     for pin in pins:
         by_name.setdefault(pin.name, []).append(pin)
-    one_set = doc.kind == "requirements"  # its includes are all installed together
+    one_set = doc.kind in ONE_SET  # its includes are all installed together
     kept: set[tuple] = set()
     for same in by_name.values():
         if len(same) < 2:

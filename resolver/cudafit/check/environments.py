@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 from cudafit.check.memo import by_identity
-from cudafit.check.model import BUILD_SYSTEM, Document, Pin, Reach
+from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Pin, Reach
 from cudafit.records import Machine
 
 # The platforms wheels are built for, in the data's names; a file that does not limit its
@@ -60,7 +60,7 @@ def _members() -> frozenset[str]:
 def selections(doc: Document) -> list[str]:
     """The base set, and each extra or group a file installs on top of it (a requirements file's
     includes are all one set: pip installs them together)."""
-    if doc.kind == "requirements":
+    if doc.kind in ONE_SET:
         return [""]
     named = dict.fromkeys(p.group for p in doc.pins if p.group and p.group != BUILD_SYSTEM)
     named.update(dict.fromkeys(r.selection for p in doc.pins for r in p.routes if r.selection))
@@ -111,7 +111,7 @@ def environments(doc: Document, whole: Optional[Document] = None) -> list[Enviro
         return []
     chosen = selections(whole if whole is not None else doc)
     told = pythons(doc, pins)
-    return [Environment(platform, python, selection) for selection in chosen for python in told for platform in PLATFORMS]
+    return [Environment(platform, python, selection) for selection in chosen for python in told for platform in doc.platforms or PLATFORMS]
 
 
 def view(doc: Document, env: Environment) -> Document:
@@ -136,7 +136,7 @@ def _in_selection(doc: Document, selection: str) -> tuple[Pin, ...]:
     """The pins `selection` installs before markers are read, in file order: the base set and the
     selection's own (a requirements file's includes are all one set). Kept per file, so that the
     views of a file with hundreds of extras each read only their own."""
-    if doc.kind == "requirements":
+    if doc.kind in ONE_SET:
         return doc.pins
     return by_identity(doc, ("selection", selection), lambda: _merged(_by_group(doc).get("", ()), _by_group(doc).get(selection, ()) if selection else ()))
 
@@ -161,7 +161,7 @@ def selective(doc: Document) -> bool:
     """Whether the file's selection (extra or group) changes which pins install or where from: else
     one view serves every selection of a platform and Python."""
     for pin in doc.pins:
-        if (pin.group and doc.kind != "requirements") or names_extra(pin.marker):
+        if (pin.group and doc.kind not in ONE_SET) or names_extra(pin.marker):
             return True
         if any(r.selection or names_extra(r.marker) for r in pin.routes):
             return True

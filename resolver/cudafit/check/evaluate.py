@@ -9,6 +9,7 @@ from cudafit.check.build_rules import build_torch_differs
 from cudafit.check.conda_rules import conda_channel_release
 from cudafit.check.contradictions import Clash, contradictions
 from cudafit.check.environments import Environment, describe, environments, reach_names_extra, relevant, selective, view
+from cudafit.check.image_rules import image_toolkit_differs
 from cudafit.check.index_rules import local_pins, pytorch_extra_index, unpaired_companions
 from cudafit.check.indexes import only_from_pypi
 from cudafit.check.joint_rules import joint_and_targets
@@ -24,7 +25,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     per problem, naming the environments it holds in where that is not all of them."""
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
     releases = {str(r.version): r for r in matrices.torch}
-    for rule in (pytorch_extra_index, conda_channel_release, unpinned_cuda13, marker_excludes_all, marked_builds, build_torch_differs):
+    for rule in (pytorch_extra_index, conda_channel_release, unpinned_cuda13, marker_excludes_all, marked_builds, build_torch_differs, image_toolkit_differs):
         found += rule(doc, matrices, releases)
     ours = _ours(doc, matrices)
     every = environments(ours, doc)

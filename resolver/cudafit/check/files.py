@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Callable, Optional
 
-from cudafit.check import conda_env, lockfiles, pyproject, requirements
+from cudafit.check import conda_env, dockerfile, lockfiles, pyproject, requirements
 from cudafit.check.model import Document
 from cudafit.check.source import regular_file
 from cudafit.errors import InputError
@@ -28,6 +28,12 @@ BY_NAME: tuple[tuple[str, Reader], ...] = (
     ("*requirements*.txt", requirements.read),
     ("*requirements*.in", requirements.read),
     ("constraints*.txt", requirements.read),
+    ("Dockerfile", dockerfile.read),
+    ("Dockerfile.*", dockerfile.read),
+    ("*.Dockerfile", dockerfile.read),
+    ("*.dockerfile", dockerfile.read),
+    ("Containerfile", dockerfile.read),
+    ("Containerfile.*", dockerfile.read),
 )
 # A `requirements/` folder holds requirement files under any name (base.txt, gpu.txt).
 _REQUIREMENT_FOLDERS = ("requirements", "reqs")
@@ -67,6 +73,8 @@ def reader_by_content(path: Path) -> Reader:
         return pyproject.read
     if any(line.startswith(("dependencies:", "channels:")) for line in lines):
         return conda_env.read
+    if first.upper().startswith(("FROM ", "ARG ", "# SYNTAX=")) or head.lstrip().lower().startswith("# syntax="):
+        return dockerfile.read
     return requirements.read
 
 

@@ -16,7 +16,7 @@ from cudafit.answers import Resolution
 from cudafit.check.environments import Environment
 from cudafit.check.index_rules import never_released
 from cudafit.check.indexes import effective_local, serving_urls
-from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
+from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Finding, Pin
 from cudafit.check.rules import Target, finding
 from cudafit.check.solve_inputs import (
     brings_cuda,
@@ -38,9 +38,9 @@ def sets(doc: Document) -> dict[str, list[Pin]]:
     from cudafit.frameworks import BY_MEMBER
 
     members = [p for p in doc.pins if p.name in BY_MEMBER and not p.constraint]
-    base = [p for p in members if not p.group or doc.kind == "requirements"]
+    base = [p for p in members if not p.group or doc.kind in ONE_SET]
     out = {"": base} if base else {}
-    for group in dict.fromkeys(p.group for p in members if p.group and p.group != BUILD_SYSTEM and doc.kind != "requirements"):
+    for group in dict.fromkeys(p.group for p in members if p.group and p.group != BUILD_SYSTEM and doc.kind not in ONE_SET):
         out[group] = base + [p for p in members if p.group == group]
     return out
 

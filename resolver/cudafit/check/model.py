@@ -110,6 +110,13 @@ class Document(NamedTuple):
     lines: dict[str, tuple[str, ...]] = {}  # path -> its lines, for suppression comments (never mutated)
     no_index: bool = False  # pip's --no-index: only find-links pages
     requires_python: str = ""  # the file's requires-python, where it states one
+    platforms: tuple[str, ...] = ()  # the platforms it installs on, where the file says (a Dockerfile: Linux); () every one
+    images: tuple[tuple[str, Span], ...] = ()  # a Dockerfile's FROM images, ARGs put in, the running one last
+    builds_here: bool = False  # a Dockerfile builds a package against what it installed (--no-build-isolation)
+
+
+# Kinds whose pins are one set installed together (a requirements file and its includes; an image)
+ONE_SET = ("requirements", "dockerfile")
 
 
 SEVERITIES = ("error", "warning", "note")  # a finding's severity, most severe first

@@ -1,0 +1,169 @@
+"""Dockerfiles (and Containerfiles), as Docker reads them: dockerfile-parse splits the
+instructions (continuations, comments) and the shell words of a RUN line with its ARG and ENV
+values put in; this module finds the pip and uv installs among them. The image's last stage is
+the environment that runs (an earlier stage is a build step, read for what it builds in); each
+install command's `--index-url` is where its own requirements come from, and `-r`/`-c` files are
+checked as files of their own. A word that names a variable without a value is passed over."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import NamedTuple, Optional
+
+from cudafit.check import pins
+from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.source import read_text
+
+# the options of `pip install` / `uv pip install` that take a value, and those that say where from
+_VALUED = {
+    *("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-r", "--requirement", "-c", "--constraint"),
+    *("-t", "--target", "--prefix", "--root", "--python", "-p", "--timeout", "--retries", "--cache-dir", "--src", "--progress-bar"),
+    *("--trusted-host", "--platform", "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--index-strategy"),
+    *("--config-settings", "-C", "--report", "--upgrade-package", "-P", "--extra", "--group", "--exclude-newer", "--keyring-provider"),
+}
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+# images that carry torch, torchvision and torchaudio already (PyTorch's and NVIDIA's)
+_CARRIES_TORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\d|^nvcr\.io/nvidia/pytorch:")
+
+
+class Install(NamedTuple):
+    """One pip/uv install command of a RUN line."""
+
+    words: list[tuple[str, str]]  # (the requirement with ARG/ENV values put in, as written)
+    index_url: Optional[str]  # its --index-url
+    extra: list[str]  # its --extra-index-url and --find-links pages
+    build_here: bool  # --no-build-isolation: it compiles against what is installed
+
+
+def read(path: Path) -> Document:
+    from dockerfile_parse import DockerfileParser
+
+    text = read_text(path)
+    lines = text.splitlines()
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=True)  # never the path: it may write there
+    structure = parser.structure
+    contexts = parser.context_structure
+    found: list[Pin] = []
+    indexes: list[IndexRef] = []
+    problems: list[Problem] = []
+    stages = [n for n, item in enumerate(structure) if item["instruction"] == "FROM"]
+    last = stages[-1] if stages else 0
+    froms = [item for item in structure if item["instruction"] == "FROM"]
+    images = tuple(
+        (image, _span(str(path), lines, item["startline"], item["endline"], item["value"].split()[0]))
+        for image, item in zip(parser.parent_images, froms, strict=False)
+    )
+    builds_here = False
+    for n, item in enumerate(structure):
+        if item["instruction"] != "RUN" or n < last:
+            continue  # an earlier stage builds what the last one copies: its installs are not the image's environment
+        values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
+        for install in installs(item["value"], values):
+            builds_here = builds_here or install.build_here
+            for word, written in install.words:
+                if "$" in word:
+                    continue  # a variable without a value here: unknown until the build
+                span = _span(str(path), lines, item["startline"], item["endline"], written)
+                pin = pins.parse(word, span, index=install.index_url)
+                if isinstance(pin, Pin):
+                    # a requirement written with a variable is not rewritten by --fix (it would lose it)
+                    found.append(pin._replace(hashed=pin.hashed or word != written))
+                elif isinstance(pin, Problem):
+                    problems.append(pin)
+            for url in install.extra:
+                indexes.append(IndexRef(url, "extra-index-url", _span(str(path), lines, item["startline"], item["endline"], url)))
+    running = images[-1][0] if images else ""
+    if _CARRIES_TORCH.match(running):
+        # `pip install torch` over an image that has torch installs nothing: the image's build stays
+        found = [p for p in found if not (p.name in ("torch", "torchvision", "torchaudio") and not p.specifier)]
+    python = re.match(r"(?:docker\.io/)?(?:library/)?python:(\d+\.\d+)", running)
+    return Document(
+        str(path),
+        "dockerfile",
+        pins=tuple(found),
+        indexes=tuple(indexes),
+        problems=tuple(problems),
+        lines={str(path): tuple(lines)},
+        requires_python=f"=={python[1]}.*" if python else "",
+        platforms=("linux-x86_64", "linux-aarch64"),  # an image runs Linux
+        images=images,
+        builds_here=builds_here,
+    )
+
+
+def installs(command: str, values: dict[str, str]) -> list[Install]:
+    """The pip/uv install commands of one RUN line's shell text."""
+    from dockerfile_parse.util import WordSplitter
+
+    # an ARG without a value stays a variable (passed over), not an empty word
+    known = {k: v for k, v in values.items() if v}
+    written = list(WordSplitter(command).split())
+    put_in = list(WordSplitter(command, args=known, envs=known).split())
+    if len(put_in) != len(written):
+        put_in = written
+    words: list[tuple[str, str]] = []
+    for word, raw in zip(put_in, written, strict=True):
+        if "$" in raw and any(name not in known for name in re.findall(r"\$\{?(\w+)", raw)):
+            word = raw  # a variable with no value here stays written, and is passed over
+        if word.endswith(";") and len(word) > 1:
+            words += [(word[:-1], raw.rstrip(";")), (";", ";")]
+        else:
+            words.append((word, raw))
+    out = []
+    current: list[tuple[str, str]] = []
+    for pair in [*words, (";", ";")]:
+        word = pair[0]
+        if word in _SEPARATORS:
+            found = _install(current)
+            if found is not None:
+                out.append(found)
+            current = []
+        else:
+            current.append(pair)
+    return out
+
+
+def _install(pairs: list[tuple[str, str]]) -> Optional[Install]:
+    words = [w for w, _raw in pairs]
+    for n, word in enumerate(words):
+        head = words[n : n + 4]
+        if re.fullmatch(r"(.*/)?pip3?(\.\d+)?", word) and head[1:2] == ["install"]:
+            return _parse(pairs[n + 2 :])
+        if re.fullmatch(r"(.*/)?python3?(\.\d+)?", word) and head[1:4] == ["-m", "pip", "install"]:
+            return _parse(pairs[n + 4 :])
+        if re.fullmatch(r"(.*/)?uv", word) and head[1:3] == ["pip", "install"]:
+            return _parse(pairs[n + 3 :])
+    return None
+
+
+def _parse(args: list[tuple[str, str]]) -> Install:
+    reqs: list[tuple[str, str]] = []
+    index: Optional[str] = None
+    extra: list[str] = []
+    build_here = False
+    it = iter(args)
+    for arg, raw in it:
+        name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in _VALUED:
+            value = inline or next(it, ("", ""))[0]
+            if name in ("-i", "--index-url"):
+                index = value
+            elif name in ("--extra-index-url", "-f", "--find-links"):
+                extra.append(value)
+            continue
+        if arg.startswith("-"):
+            build_here = build_here or arg == "--no-build-isolation"
+            continue
+        reqs.append((arg, raw))
+    return Install(reqs, index, extra, build_here)
+
+
+def _span(path: str, lines: list[str], start: int, end: int, word: str) -> Span:
+    """Where a word of an instruction is written: its line among the instruction's, its column."""
+    for number in range(start, min(end, len(lines) - 1) + 1):
+        col = lines[number].find(word)
+        if col >= 0:
+            return Span(path, number + 1, col + 1, word)
+    return Span(path, start + 1, 1, word)
