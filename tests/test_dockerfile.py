@@ -126,3 +126,64 @@ def test_the_image_data_picks_a_supported_release_before_an_end_of_life_one():
     image, os_name = cuda_images.pick(images, "12.2", "cudnn-runtime", "x86_64")
     assert image.tag(cuda_images.cudnn_flavour(image, "cudnn-runtime", os_name), os_name) == "12.2.2-cudnn8-runtime-ubuntu22.04"
     assert cuda_images.pick(images, "10.2", "devel", "x86_64") is None
+
+
+# --- check reads Dockerfiles ---------------------------------------------------------------------
+
+
+def check_text(tmp_path: Path, text: str, name: str = "Dockerfile") -> tuple[int, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["check", str(path)])
+    return result.exit_code, result.stdout
+
+
+def test_check_finds_an_extension_built_with_another_cuda_major(tmp_path: Path):
+    text = (
+        "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
+        "RUN pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128 && \\\n"
+        "    pip install --no-build-isolation flash-attn==2.8.3\n"
+    )
+    code, out = check_text(tmp_path, text)
+    assert code == 1 and "Dockerfile:1:6: CF019 the image's nvcc is CUDA 11.8" in out
+    same = text.replace("11.8.0-devel-ubuntu22.04", "12.8.1-devel-ubuntu24.04")
+    code, out = check_text(tmp_path, same)
+    assert "CF019" not in out
+    isolated = text.replace("--no-build-isolation ", "")
+    assert "CF019" not in check_text(tmp_path, isolated)[1]
+
+
+def test_check_reads_args_stages_and_each_installs_own_index(tmp_path: Path):
+    text = (
+        "ARG TORCH=2.8.0\n"
+        "FROM python:3.11-slim AS build\n"
+        "RUN pip install torch==9.9.9+cu999\n"  # an earlier stage: not the image that runs
+        "FROM python:3.12-slim\n"
+        "ARG TORCH\n"
+        "ARG UNSET\n"
+        "RUN python -m pip install --index-url https://download.pytorch.org/whl/cu128 torch==${TORCH}+cu128 \\\n"
+        '      "torchvision==${UNSET}" && uv pip install numpy\n'
+    )
+    code, out = check_text(tmp_path, text)
+    assert code == 0, out  # +cu128 read from its own index; the stage before is not the image; ${UNSET} passed over
+    bad = text.replace("--index-url https://download.pytorch.org/whl/cu128 ", "")
+    code, out = check_text(tmp_path, bad)
+    assert code == 1 and "CF001" in out and "Dockerfile:7:" in out
+
+
+def test_pip_install_torch_over_a_pytorch_image_is_not_judged(tmp_path: Path):
+    code, out = check_text(tmp_path, "FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel\nRUN pip install torch torchvision\n")
+    assert code == 0 and "CF008" not in out
+    code, out = check_text(tmp_path, "FROM python:3.12-slim\nRUN pip install torch\n")
+    assert "CF008" in out  # from PyPI on Linux: the CUDA 13 build, a warning
+
+
+def test_a_dockerfile_under_another_name_is_known_by_its_content(tmp_path: Path):
+    code, out = check_text(tmp_path, "# syntax=docker/dockerfile:1\nFROM python:3.12-slim\nRUN pip install torch==2.8.0+cu999\n", "build.docker")
+    assert "CF002" in out or "CF001" in out, out
+
+
+def test_every_dockerfile_cudafit_writes_passes_check(tmp_path: Path):
+    for n, (specs, machine) in enumerate(MACHINES):
+        code, out = check_text(tmp_path, dockerfile(specs, machine), f"Dockerfile.{n}")
+        assert code == 0, (specs, machine, out)

@@ -56,22 +56,28 @@ def read(path: Path) -> Document:
         for image, item in zip(parser.parent_images, froms, strict=False)
     )
     builds_here = False
+    installed: set[tuple[str, str]] = set()  # (name, specifier) an earlier command installed
     for n, item in enumerate(structure):
         if item["instruction"] != "RUN" or n < last:
             continue  # an earlier stage builds what the last one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
         for install in installs(item["value"], values):
             builds_here = builds_here or install.build_here
+            mine: set[tuple[str, str]] = set()
             for word, written in install.words:
                 if "$" in word:
                     continue  # a variable without a value here: unknown until the build
                 span = _span(str(path), lines, item["startline"], item["endline"], written)
                 pin = pins.parse(word, span, index=install.index_url)
                 if isinstance(pin, Pin):
+                    if pin.specifier.startswith("==") and (pin.name, pin.specifier) in installed:
+                        continue  # already in the image from an earlier command: pip and uv keep it, from wherever it came
+                    mine.add((pin.name, pin.specifier))
                     # a requirement written with a variable is not rewritten by --fix (it would lose it)
                     found.append(pin._replace(hashed=pin.hashed or word != written))
                 elif isinstance(pin, Problem):
                     problems.append(pin)
+            installed |= mine
             for url in install.extra:
                 indexes.append(IndexRef(url, "extra-index-url", _span(str(path), lines, item["startline"], item["endline"], url)))
     running = images[-1][0] if images else ""
