@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
 # cudafit's dependencies, and the build backend's (hatchling: pathspec, pluggy, trove-classifiers).
-DEPENDENCIES = ("click", "packaging", "platformdirs", "tomlkit", "rtoml", "tomli", "ruamel.yaml", "hatchling", "pathspec", "pluggy", "trove-classifiers", "requests", "urllib3", "idna", "charset-normalizer", "certifi")
+DEPENDENCIES = ("click", "packaging", "platformdirs", "tomlkit", "rtoml", "tomli", "dockerfile-parse", "ruamel.yaml", "hatchling", "pathspec", "pluggy", "trove-classifiers", "requests", "urllib3", "idna", "charset-normalizer", "certifi")
 
 
 def _wheel_from_installed(name: str, into: Path) -> None:

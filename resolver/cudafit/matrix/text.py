@@ -87,7 +87,8 @@ def _one(matrix: Matrix, group: Group) -> list[str]:
     tags = list(matrix.shown)
     # the reverse look-up, where the driver is not given: the oldest driver each build column needs
     floors = [next((c.driver_floor for r in matrix.releases if (c := group.cells.get((r, t))) and c.driver_floor), "") for t in tags]
-    floors = floors if not group.machine.driver_known else ["" for _t in tags]
+    # (a Jetson's driver comes with its JetPack: no floor to look up)
+    floors = floors if not group.machine.driver_known and not group.machine.jetson else ["" for _t in tags]
     widths = [max(4, len(short(t)) + 1, len(f) + 1) for t, f in zip(tags, floors, strict=True)]
     label = label_width(matrix)
     lines: list[str] = []
