@@ -184,6 +184,7 @@ def test_gitlab_matrix_is_a_job_template():
         (["--inventory", str(FLEET), "--gres-map", "a100"], "expected TYPE=GPU NAME"),
         (["--format", "html", "--json"], "two different outputs"),
         (["nosuchframework", *LINUX], "nosuchframework"),
+        (["torch", "tensorflow", *LINUX], "a matrix shows one framework"),
         (["--inventory", "/nonexistent/inventory.json"], "/nonexistent/inventory.json"),
     ],
 )

@@ -68,7 +68,12 @@ def matrix(
     matrices = load_matrices()
     machines, left_out = _machines(described, inventory, inventory_flags, wanted, matrices, policy)
     families, _extras = parse_specs(wanted, machines[0][1], matrices)
+    from cudafit.frameworks import BY_FAMILY
+
     family = next(iter(families))  # the first named: xformers, not the torch it is built against
+    others = [f for f in families if f != family and f not in BY_FAMILY[family].REQUIRES]
+    if others:
+        raise click.UsageError(f"a matrix shows one framework: give {family} or {others[0]}, one per run")
     spec_text = " ".join(s for s in specs if any(op in s for op in "<>=!~"))
     result = compute(family, wanted, families[family], machines, matrices, policy, start, spec_text, left_out)
     text = _render(result, fmt, as_json)
