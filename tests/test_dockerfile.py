@@ -187,3 +187,33 @@ def test_every_dockerfile_cudafit_writes_passes_check(tmp_path: Path):
     for n, (specs, machine) in enumerate(MACHINES):
         code, out = check_text(tmp_path, dockerfile(specs, machine), f"Dockerfile.{n}")
         assert code == 0, (specs, machine, out)
+
+
+def test_the_running_stage_holds_what_the_stages_it_is_built_from_installed(tmp_path: Path):
+    """vllm's shape: `FROM nvidia/cuda... AS vllm-base`, `FROM vllm-base AS vllm-openai-base`,
+    `FROM vllm-openai-base AS vllm-openai`; a build stage beside them is not the image."""
+    text = (
+        "ARG CUDA_VERSION=12.8.1\n"
+        "FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu20.04 AS build\n"
+        "RUN pip install torch==9.9.9+cu999\n"
+        "FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu22.04 AS vllm-base\n"
+        "ARG CUDA_VERSION\n"
+        "RUN if [ \"$TARGETPLATFORM\" = \"linux/arm64\" ]; then \\\n"
+        "      uv pip install --system --index-url https://download.pytorch.org/whl/nightly/cu$(echo $CUDA_VERSION | cut -d. -f1,2 | tr -d '.') \\\n"
+        "        \"torch==2.8.0.dev20250318+cu128\"; fi\n"
+        "RUN uv pip install --system --index-url https://download.pytorch.org/whl/cu128 torch==2.7.1+cu128\n"
+        "FROM vllm-base AS vllm-openai-base\n"
+        "RUN uv pip install --system accelerate 'bitsandbytes>=0.45.3'\n"
+        "FROM vllm-openai-base AS vllm-openai\n"
+    )
+    from cudafit.check.dockerfile import read
+
+    path = tmp_path / "Dockerfile"
+    path.write_text(text)
+    doc = read(path)
+    assert {p.name for p in doc.pins} == {"torch", "accelerate", "bitsandbytes"}
+    (torch,) = [p for p in doc.pins if p.name == "torch"]
+    assert torch.specifier == "==2.7.1+cu128"  # not the build stage's, nor the one from an index the shell computes
+    assert doc.images[-1][0] == "nvidia/cuda:12.8.1-devel-ubuntu22.04"
+    code, out = check_text(tmp_path, text)
+    assert code == 0, out

@@ -48,20 +48,24 @@ def read(path: Path) -> Document:
     found: list[Pin] = []
     indexes: list[IndexRef] = []
     problems: list[Problem] = []
-    stages = [n for n, item in enumerate(structure) if item["instruction"] == "FROM"]
-    last = stages[-1] if stages else 0
-    froms = [item for item in structure if item["instruction"] == "FROM"]
-    images = tuple(
-        (image, _span(str(path), lines, item["startline"], item["endline"], item["value"].split()[0]))
-        for image, item in zip(parser.parent_images, froms, strict=False)
-    )
+    running = _running_stages(structure)
+    froms = [n for n, item in enumerate(structure) if item["instruction"] == "FROM"]
+    spans = {
+        n: (image, _span(str(path), lines, structure[n]["startline"], structure[n]["endline"], structure[n]["value"].split()[0]))
+        for image, n in zip(parser.parent_images, froms, strict=False)
+    }
+    # the running stage's chain starts FROM an image: that one is the image that runs, said last
+    root = min(running) if froms else None
+    images = tuple(spans[n] for n in froms if n != root and n in spans) + ((spans[root],) if root in spans else ())
     builds_here = False
     installed: set[tuple[str, str]] = set()  # (name, specifier) an earlier command installed
     for n, item in enumerate(structure):
-        if item["instruction"] != "RUN" or n < last:
-            continue  # an earlier stage builds what the last one copies: its installs are not the image's environment
+        if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
+            continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
         for install in installs(item["value"], values):
+            if any("$" in url for url in (install.index_url or "", *install.extra)):
+                continue  # an index the shell computes ($(...)): where its requirements come from is not known here
             builds_here = builds_here or install.build_here
             mine: set[tuple[str, str]] = set()
             for word, written in install.words:
@@ -97,6 +101,33 @@ def read(path: Path) -> Document:
         images=images,
         builds_here=builds_here,
     )
+
+
+def _running_stages(structure: list[dict]) -> set[int]:
+    """The stages (by the index of their FROM) whose installs the image that runs holds: the last
+    stage and each earlier stage it is built FROM by name (`FROM vllm-base AS vllm-openai`)."""
+    froms = [n for n, item in enumerate(structure) if item["instruction"] == "FROM"]
+    if not froms:
+        return {0}
+    names: dict[str, int] = {}
+    bases: dict[int, str] = {}
+    for n in froms:
+        words = structure[n]["value"].split()
+        words = [w for w in words if not w.startswith("--platform")]
+        bases[n] = words[0].lower() if words else ""
+        if len(words) >= 3 and words[1].lower() == "as":
+            names[words[2].lower()] = n
+    out: set[int] = set()
+    stage: Optional[int] = froms[-1]
+    while stage is not None and stage not in out:
+        out.add(stage)
+        stage = names.get(bases[stage])
+    return out
+
+
+def _stage_of(structure: list[dict], n: int) -> int:
+    """The index of the FROM that begins the stage instruction `n` is in (0 before any)."""
+    return max((m for m in range(n + 1) if structure[m]["instruction"] == "FROM"), default=0)
 
 
 def installs(command: str, values: dict[str, str]) -> list[Install]:
@@ -153,7 +184,9 @@ def _parse(args: list[tuple[str, str]]) -> Install:
     for arg, raw in it:
         name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if name in _VALUED:
-            value = inline or next(it, ("", ""))[0]
+            pair = (inline, raw) if inline else next(it, ("", ""))
+            # a value the shell computes ($(...)) stays as written, and so is passed over
+            value = pair[1] if "$(" in pair[1] or "`" in pair[1] else pair[0]
             if name in ("-i", "--index-url"):
                 index = value
             elif name in ("--extra-index-url", "-f", "--find-links"):
