@@ -84,11 +84,11 @@ def read(path: Path) -> Document:
             installed |= mine
             for url in install.extra:
                 indexes.append(IndexRef(url, "extra-index-url", _span(str(path), lines, item["startline"], item["endline"], url)))
-    running = images[-1][0] if images else ""
-    if _CARRIES_TORCH.match(running):
+    image = images[-1][0] if images else ""
+    if _CARRIES_TORCH.match(image):
         # `pip install torch` over an image that has torch installs nothing: the image's build stays
         found = [p for p in found if not (p.name in ("torch", "torchvision", "torchaudio") and not p.specifier)]
-    python = re.match(r"(?:docker\.io/)?(?:library/)?python:(\d+\.\d+)", running)
+    python = re.match(r"(?:docker\.io/)?(?:library/)?python:(\d+\.\d+)", image)
     return Document(
         str(path),
         "dockerfile",
