@@ -116,7 +116,10 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     amd_tf = gpu_tables_data.read_amd_tensorflow(docs[AMD_TF_FILE], dates) if AMD_TF_FILE in docs else ()
     labels = variant_labels.read(docs[variant_labels.FILE], dates) if variant_labels.FILE in docs else ()
     images = cuda_images.read(docs[cuda_images.FILE], dates) if cuda_images.FILE in docs else ()
-    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE, cuda_images.FILE}
+    from cudafit.containers import data as ngc
+
+    containers = ngc.read(docs[ngc.FILE], dates) if ngc.FILE in docs else ()
+    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE, cuda_images.FILE, ngc.FILE}
     unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
@@ -140,6 +143,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         amd_tensorflow=amd_tf,
         torch_variant_labels=labels,
         cuda_images=images,
+        ngc_containers=containers,
     )
 
 

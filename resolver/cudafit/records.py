@@ -320,6 +320,7 @@ class Matrices(NamedTuple):
     amd_tensorflow: tuple[AmdTfBuild, ...] = ()  # AMD's tensorflow-rocm builds (amd-tensorflow.toml), newest first
     torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
     cuda_images: tuple = ()  # NVIDIA's CUDA base images on Ubuntu (cuda_images.CudaImage, cuda-images.toml), newest first
+    ngc_containers: tuple = ()  # NVIDIA's NGC framework containers (containers.data.Container, ngc-containers.toml), newest first
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -30,6 +30,7 @@ COMMANDS = {
     "data": ("cudafit.cli.data", "data"),
     "fleet": ("cudafit.cli.fleet", "fleet"),
     "matrix": ("cudafit.cli.matrix", "matrix"),
+    "containers": ("cudafit.cli.containers", "containers"),
 }
 
 
