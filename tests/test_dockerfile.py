@@ -217,3 +217,18 @@ def test_the_running_stage_holds_what_the_stages_it_is_built_from_installed(tmp_
     assert doc.images[-1][0] == "nvidia/cuda:12.8.1-devel-ubuntu22.04"
     code, out = check_text(tmp_path, text)
     assert code == 0, out
+
+
+def test_buildkits_ignore_file_beside_a_dockerfile_is_not_read(tmp_path: Path):
+    import re
+
+    from ruamel.yaml import YAML
+
+    ignore = tmp_path / "Dockerfile.dockerignore"
+    ignore.write_text("*.pyc\n.git\n")
+    result = CliRunner().invoke(main, ["check", str(ignore)])
+    assert result.exit_code == 0 and "CF000" not in result.stdout
+    hook = YAML(typ="safe").load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())[0]
+    pattern = re.compile(hook["files"])
+    assert not pattern.search("docker/Dockerfile.dockerignore")
+    assert all(pattern.search(n) for n in ("Dockerfile", "docker/Dockerfile.cuda", "gpu.Dockerfile", "Containerfile"))

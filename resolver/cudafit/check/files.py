@@ -44,6 +44,8 @@ _SKIP_DIRS = {
 
 
 def reader_by_name(path: Path) -> Optional[Reader]:
+    if path.name.endswith(".dockerignore"):
+        return None  # BuildKit's per-Dockerfile ignore file (Dockerfile.dockerignore), not a Dockerfile
     for pattern, reader in BY_NAME:
         if fnmatch.fnmatch(path.name, pattern):
             return reader
@@ -90,6 +92,6 @@ def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
                     reader = reader_by_name(Path(root, name))
                     if reader is not None:
                         out.append((Path(root, name), reader))
-        else:
+        elif not path.name.endswith(".dockerignore"):  # BuildKit's ignore file beside a Dockerfile: nothing to check
             out.append((path, reader_by_name(path) or reader_by_content(path)))
     return out
