@@ -86,3 +86,9 @@ def test_another_framework_is_not_in_the_data_yet():
     result = CliRunner().invoke(main, ["containers", "tensorflow", *LINUX])
     assert result.exit_code == 2 and "PyTorch containers only" in result.stderr
     assert CliRunner().invoke(main, ["containers", "torch", "--driver", "580.65.06", "--gpu", "NVIDIA H100 80GB HBM3", *LINUX]).exit_code == 0
+
+
+def test_a_release_whose_own_floor_is_unknown_still_needs_its_majors():
+    # Windows drivers' floors for CUDA 13.x toolkits are not in the data; every 13.x build needs R580
+    found = verdicts("--os", "wsl", "--arch", "x86_64", "--python", "3.12", "--gpu", "NVIDIA GeForce RTX 4090", "--driver", "566.36")
+    assert found["26.06"]["runs"] is False and "the floor of every CUDA 13.x build" in found["26.06"]["why"]

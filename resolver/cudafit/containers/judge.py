@@ -36,6 +36,9 @@ def judge(c: Container, machine: Machine, matrices: Matrices) -> Verdict:
     if c.cuda is None:
         return Verdict(c, None, "its CUDA version is not in cudafit's data", floor)
     if floor == "":
+        below = _below_major_floor(c.cuda.value, machine, matrices)
+        if below:
+            return Verdict(c, False, below, floor)
         return Verdict(c, None, f"the driver CUDA {c.cuda.value} needs is not in cudafit's data", floor)
     need = f"driver >= {floor} ({stated})"
     gpus = [g for g in machine.gpus if g.vendor == "nvidia"]
@@ -74,6 +77,22 @@ def _floor(c: Container, machine: Machine, matrices: Matrices) -> tuple[str, str
     toolkit = matrices.toolkit(Version(f"{cuda.major}.{cuda.minor}"))
     floor = (toolkit.windows_driver_min if machine.os == "wsl" else toolkit.linux_driver_min) if toolkit else None
     return (floor or ""), f"the CUDA {cuda.major}.{cuda.minor} toolkit's driver; CUDA {c.cuda.grade}"
+
+
+def _below_major_floor(cuda: str, machine: Machine, matrices: Matrices) -> str:
+    """Why the host's driver is below the floor every build of the CUDA major needs (13.x: R580),
+    where the release's own floor is not known but that one is; else ""."""
+    if not machine.driver_known or machine.driver is None:
+        return ""
+    try:
+        major = Version(cuda).major
+    except InvalidVersion:
+        return ""
+    compat = matrices.compat.get(major)
+    floor = (compat.windows_driver_min if machine.os == "wsl" else compat.linux_driver_min) if compat else None
+    if floor and not _meets(machine.driver, floor):
+        return f"driver {machine.driver} is older than {floor}, the floor of every CUDA {major}.x build"
+    return ""
 
 
 def _meets(driver: str, floor: str) -> bool:
