@@ -232,3 +232,14 @@ def test_buildkits_ignore_file_beside_a_dockerfile_is_not_read(tmp_path: Path):
     pattern = re.compile(hook["files"])
     assert not pattern.search("docker/Dockerfile.dockerignore")
     assert all(pattern.search(n) for n in ("Dockerfile", "docker/Dockerfile.cuda", "gpu.Dockerfile", "Containerfile"))
+
+
+def test_an_index_from_the_environment_serves_the_pins(tmp_path: Path):
+    text = "FROM python:3.12-slim\nENV PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu124\nRUN pip install torch==2.5.1+cu124\n"
+    code, out = check_text(tmp_path, text)
+    assert "CF001" not in out, out
+    as_arg = "FROM python:3.12-slim\nARG PIP_INDEX_URL=https://download.pytorch.org/whl/cu124\nRUN pip install torch==2.5.1+cu124\n"
+    code, out = check_text(tmp_path, as_arg)
+    assert code == 0, out
+    unset = "FROM python:3.12-slim\nARG PIP_INDEX_URL\nRUN pip install torch==2.5.1+cu124\n"
+    assert "CF001" in check_text(tmp_path, unset)[1]

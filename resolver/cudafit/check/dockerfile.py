@@ -24,6 +24,17 @@ _VALUED = {
     *("--config-settings", "-C", "--report", "--upgrade-package", "-P", "--extra", "--group", "--exclude-newer", "--keyring-provider"),
 }
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
+# the environment variables pip and uv take indexes from
+_INDEX_VARIABLES = {
+    "PIP_INDEX_URL": "index-url",
+    "UV_INDEX_URL": "index-url",
+    "UV_DEFAULT_INDEX": "index-url",
+    "PIP_EXTRA_INDEX_URL": "extra-index-url",
+    "UV_EXTRA_INDEX_URL": "extra-index-url",
+    "UV_INDEX": "extra-index-url",
+    "PIP_FIND_LINKS": "find-links",
+    "UV_FIND_LINKS": "find-links",
+}
 # images that carry torch, torchvision and torchaudio already (PyTorch's and NVIDIA's)
 _CARRIES_TORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\d|^nvcr\.io/nvidia/pytorch:")
 
@@ -59,10 +70,17 @@ def read(path: Path) -> Document:
     images = tuple(spans[n] for n in froms if n != root and n in spans) + ((spans[root],) if root in spans else ())
     builds_here = False
     installed: set[tuple[str, str]] = set()  # (name, specifier) an earlier command installed
+    seen_env: set[tuple[str, str]] = set()
     for n, item in enumerate(structure):
         if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
+        # pip and uv read their indexes from the environment too, and ARG and ENV values are in it
+        for name, kind in _INDEX_VARIABLES.items():
+            for url in (values.get(name) or "").split():
+                if "$" not in url and (url, kind) not in seen_env:
+                    seen_env.add((url, kind))
+                    indexes.append(IndexRef(url, kind, _span(str(path), lines, item["startline"], item["endline"], name)))
         for install in installs(item["value"], values):
             if any("$" in url for url in (install.index_url or "", *install.extra)):
                 continue  # an index the shell computes ($(...)): where its requirements come from is not known here
