@@ -243,3 +243,15 @@ def test_an_index_from_the_environment_serves_the_pins(tmp_path: Path):
     assert code == 0, out
     unset = "FROM python:3.12-slim\nARG PIP_INDEX_URL\nRUN pip install torch==2.5.1+cu124\n"
     assert "CF001" in check_text(tmp_path, unset)[1]
+
+
+def test_a_find_links_page_is_no_extra_index(tmp_path: Path):
+    # khlam/docker-pytorch's shape: +cu113 builds from torch_stable.html
+    text = (
+        "FROM nvidia/cuda:11.6.0-base-ubuntu20.04 as base\n"
+        "RUN apt-get update && apt-get install -y python3-pip && \\\n"
+        "    pip3 install torch==1.10.1+cu113 torchvision==0.11.2+cu113 torchaudio==0.10.1+cu113 -f https://download.pytorch.org/whl/cu113/torch_stable.html && \\\n"
+        "    pip3 install numpy\n"
+    )
+    code, out = check_text(tmp_path, text)
+    assert code == 0 and "CF006" not in out, out

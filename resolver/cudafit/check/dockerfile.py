@@ -19,7 +19,7 @@ from cudafit.check.source import read_text
 # the options of `pip install` / `uv pip install` that take a value, and those that say where from
 _VALUED = {
     *("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-r", "--requirement", "-c", "--constraint"),
-    *("-t", "--target", "--prefix", "--root", "--python", "-p", "--timeout", "--retries", "--cache-dir", "--src", "--progress-bar"),
+    *("-e", "--editable", "-t", "--target", "--prefix", "--root", "--python", "-p", "--timeout", "--retries", "--cache-dir", "--src", "--progress-bar"),
     *("--trusted-host", "--platform", "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--index-strategy"),
     *("--config-settings", "-C", "--report", "--upgrade-package", "-P", "--extra", "--group", "--exclude-newer", "--keyring-provider"),
 }
@@ -44,7 +44,7 @@ class Install(NamedTuple):
 
     words: list[tuple[str, str]]  # (the requirement with ARG/ENV values put in, as written)
     index_url: Optional[str]  # its --index-url
-    extra: list[str]  # its --extra-index-url and --find-links pages
+    extra: list[tuple[str, str]]  # its --extra-index-url and --find-links pages: (url, kind)
     build_here: bool  # --no-build-isolation: it compiles against what is installed
 
 
@@ -82,7 +82,7 @@ def read(path: Path) -> Document:
                     seen_env.add((url, kind))
                     indexes.append(IndexRef(url, kind, _span(str(path), lines, item["startline"], item["endline"], name)))
         for install in installs(item["value"], values):
-            if any("$" in url for url in (install.index_url or "", *install.extra)):
+            if any("$" in url for url in (install.index_url or "", *(u for u, _kind in install.extra))):
                 continue  # an index the shell computes ($(...)): where its requirements come from is not known here
             builds_here = builds_here or install.build_here
             mine: set[tuple[str, str]] = set()
@@ -100,8 +100,8 @@ def read(path: Path) -> Document:
                 elif isinstance(pin, Problem):
                     problems.append(pin)
             installed |= mine
-            for url in install.extra:
-                indexes.append(IndexRef(url, "extra-index-url", _span(str(path), lines, item["startline"], item["endline"], url)))
+            for url, kind in install.extra:
+                indexes.append(IndexRef(url, kind, _span(str(path), lines, item["startline"], item["endline"], url)))
     image = images[-1][0] if images else ""
     if _CARRIES_TORCH.match(image):
         # `pip install torch` over an image that has torch installs nothing: the image's build stays
@@ -196,7 +196,7 @@ def _install(pairs: list[tuple[str, str]]) -> Optional[Install]:
 def _parse(args: list[tuple[str, str]]) -> Install:
     reqs: list[tuple[str, str]] = []
     index: Optional[str] = None
-    extra: list[str] = []
+    extra: list[tuple[str, str]] = []
     build_here = False
     it = iter(args)
     for arg, raw in it:
@@ -207,8 +207,10 @@ def _parse(args: list[tuple[str, str]]) -> Install:
             value = pair[1] if "$(" in pair[1] or "`" in pair[1] else pair[0]
             if name in ("-i", "--index-url"):
                 index = value
-            elif name in ("--extra-index-url", "-f", "--find-links"):
-                extra.append(value)
+            elif name == "--extra-index-url":
+                extra.append((value, "extra-index-url"))
+            elif name in ("-f", "--find-links"):
+                extra.append((value, "find-links"))
             continue
         if arg.startswith("-"):
             build_here = build_here or arg == "--no-build-isolation"
