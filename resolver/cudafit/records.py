@@ -16,7 +16,7 @@ CC = tuple[int, int]
 # What a build is for: a CUDA GPU, the CPU, an AMD GPU (ROCm), or another accelerator (xpu).
 BuildKind = Literal["cuda", "cpu", "rocm", "other"]
 # The constraint that ruled a build or release out (Rejection.constraint).
-Constraint = Literal["driver", "compute-capability", "python", "platform", "os", "spec", "extra", "accelerator", "data", "joint", "fleet"]
+Constraint = Literal["driver", "compute-capability", "python", "platform", "os", "spec", "extra", "accelerator", "data", "joint", "fleet", "image"]
 # Why two builds cannot share one environment (Clash.kind).
 ClashKind = Literal["cuda-major", "cuda-range", "cudnn-major", "cudnn-unknown", "pins-unknown", "pin", "requires", "rocm-release"]
 
@@ -402,3 +402,4 @@ class Policy(NamedTuple):
     # `fleet` asks each node class for the builds that run on every class.
     only: frozenset[tuple[str, str, str]] = frozenset()
     only_reason: str = "runs here, but not on every node class of the fleet"  # why a build outside `only` is out
+    only_constraint: Constraint = "fleet"  # what holds them: a fleet, or an image's own torch (resolve --inside)

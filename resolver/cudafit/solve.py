@@ -172,7 +172,7 @@ def _only(family: str, accepted: list[Candidate], policy: Policy, rejected: list
         if (c.version, c.tag) in allowed:
             kept.append(c)
         else:
-            rejected.append(Rejection(family, c.version, c.tag, "fleet", policy.only_reason))
+            rejected.append(Rejection(family, c.version, c.tag, policy.only_constraint, policy.only_reason))
     return kept
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import click
 
@@ -12,7 +12,7 @@ from cudafit.emit import FORMATS
 from cudafit.machine import MachineOptions
 
 if TYPE_CHECKING:
-    from cudafit.records import Policy
+    from cudafit.records import Machine, Matrices, Policy
 
 
 @click.command()
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 @policy_options
 @click.option("--why", "why_not", metavar="NAME==VERSION", help="Explain why a release (e.g. tensorflow==2.21.0) is not in the answer.")
 @click.option("--name", "env_name", default="cudafit", show_default=True, help="Environment/project name for conda and uv-project output.")
+@click.option(
+    "--inside",
+    metavar="IMAGE",
+    help="Install into this image, keeping its torch: nvcr.io/nvidia/pytorch:25.05-py3, or torch=VERSION,cuda=X.Y,python=3.N.",
+)
 def resolve(
     specs: tuple[str, ...],
     described: MachineOptions,
@@ -33,6 +38,7 @@ def resolve(
     output: Optional[str],
     why_not: Optional[str],
     env_name: str,
+    inside: Optional[str],
 ) -> int:
     """Pick the best consistent builds for SPEC... (default: torch), e.g. 'torch>=2.4' torchvision tensorflow 'jax[cuda12]'."""
     from cudafit import fileio, staleness
@@ -59,6 +65,10 @@ def resolve(
 
     matrices = load_matrices()
     machine = build_machine(described, matrices)
+    if inside is not None:
+        if why_not:
+            raise click.UsageError("--why explains the answer for a machine; it does not combine with --inside")
+        return _inside(list(specs), inside, described.python, machine, matrices, policy, as_json, fmt, put)
     res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
     if why_not:
         from cudafit.resolution import why_not as explain_why_not
@@ -92,3 +102,39 @@ def resolve(
     for warning in res.warnings:
         click.echo(f"cudafit: warning: {warning}", err=True)
     return 0
+
+
+INSIDE_FORMATS = ("uv", "dockerfile")
+
+
+def _inside(
+    specs: list[str],
+    text: str,
+    python: Optional[str],
+    machine: Machine,
+    matrices: Matrices,
+    policy: Policy,
+    as_json: bool,
+    fmt: Optional[str],
+    put: Callable[[str], None],
+) -> int:
+    """resolve --inside: the libraries that fit the torch an image carries, installed beside it."""
+    from cudafit.containers import image, inside_report
+    from cudafit.containers.inside import install_steps, resolve_inside
+
+    if fmt is not None and fmt not in INSIDE_FORMATS:
+        raise click.UsageError(
+            f"--inside installs with uv's overrides, which keep the image's torch; --format {fmt} cannot say that: use {' or '.join(INSIDE_FORMATS)}"
+        )
+    answer = resolve_inside(specs, image.read(text, matrices, python), machine, matrices, policy)
+    if as_json:
+        put(json.dumps(inside_report.as_json(answer), indent=2) + "\n")
+    elif fmt is None or not answer.ok:
+        click.echo(inside_report.text(answer), nl=False, err=fmt is not None)
+    elif fmt == "dockerfile":
+        if answer.image.container is None:
+            raise click.UsageError("--format dockerfile starts FROM the image: name it (nvcr.io/nvidia/pytorch:YY.MM-py3), not a description")
+        put(inside_report.dockerfile(answer))
+    else:
+        put("\n".join(["python -m pip install uv", *install_steps(answer)]) + "\n")
+    return 0 if answer.ok else 1
