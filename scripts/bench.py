@@ -467,12 +467,20 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--corpus", action="store_true", help="the corpus's figures alone (check's speed on real files)")
     parser.add_argument("--matrix", action="store_true", help="the matrix's figures alone")
+    parser.add_argument("--watch", action="store_true", help="watch's figures alone: start delay and sampling cost")
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="cudafit-bench-")
     env = {**os.environ, "CUDAFIT_CACHE_DIR": cache}
     # Measure what users run: with bytecode caches (a CI image may switch them off).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["CUDAFIT_CACHE_DIR"] = cache
+    if args.watch:
+        from bench_watch import print_watch  # beside this script
+
+        print(f"python {sys.version.split()[0]}, {args.runs} alternating runs, medians")
+        print_watch(cudafit_command(), args.runs, env)
+        shutil.rmtree(cache, ignore_errors=True)
+        return 0
     if args.matrix:
         try:
             figures = bench_matrix(args.runs, env)

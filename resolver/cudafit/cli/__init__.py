@@ -31,6 +31,7 @@ COMMANDS = {
     "fleet": ("cudafit.cli.fleet", "fleet"),
     "matrix": ("cudafit.cli.matrix", "matrix"),
     "containers": ("cudafit.cli.containers", "containers"),
+    "watch": ("cudafit.cli.watch", "watch"),
 }
 
 

@@ -1,0 +1,75 @@
+"""`cudafit watch`: run a command and report the warning signs of a misconfigured run."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Optional
+
+import click
+
+if TYPE_CHECKING:
+    from cudafit.watch.model import Watched
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--interval", default=1.0, show_default=True, type=click.FloatRange(min=0.01, max=60), metavar="SECONDS", help="Time between samples.")
+@click.option("--pid", type=click.IntRange(min=1), help="Follow this running process instead of starting a command.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout at the end (the CLI contract).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON object to FILE instead.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[str], command: tuple[str, ...]) -> int:
+    """Run COMMAND (after --), pass its output through, sample the GPUs and its processes, and
+    report the warning signs on stderr at the end; exits with the command's exit code."""
+    from cudafit import fileio
+    from cudafit.watch.findings import judge
+    from cudafit.watch.report import as_json as to_json
+    from cudafit.watch.report import text
+    from cudafit.watch.runner import watch as run_watch
+
+    if pid is None and not command:
+        raise click.UsageError("give a command after --, or --pid PID")
+    if pid is not None and command:
+        raise click.UsageError("--pid follows a running process; give no command with it")
+    if output is not None:
+        fileio.check_output(output)
+    try:
+        watched = run_watch(list(command), interval, pid)
+    except FileNotFoundError as exc:
+        raise click.UsageError(f"cannot start {exc}") from None
+    findings = judge(watched, _bf16_gpus(watched), _cause(watched))
+    click.echo(text(watched, findings), err=True, nl=False)
+    if as_json or output:
+        body = json.dumps(to_json(watched, findings), indent=2) + "\n"
+        if output:
+            fileio.write_output(output, body)
+        else:
+            click.echo(body, nl=False)
+    return watched.exit_code if watched.exit_code is not None else 0
+
+
+def _bf16_gpus(watched: Watched) -> frozenset[int]:
+    """The GPUs with bfloat16 in hardware (compute capability 8.0 and up), by their names."""
+    from cudafit.gpus import lookup_gpu
+    from cudafit.loader import load
+
+    names = dict(watched.gpu_names)
+    if not names:
+        return frozenset()
+    table = load().gpus
+    out = set()
+    for index, name in names.items():
+        model = lookup_gpu(table, name)[0]
+        if model is not None and model.compute_capability >= (8, 0):
+            out.add(index)
+    return frozenset(out)
+
+
+def _cause(watched: Watched) -> Optional[str]:
+    """doctor's explanation, asked only where a GPU was sampled and none did work."""
+    from cudafit.watch.findings import used_gpus
+
+    if not watched.gpus or used_gpus(watched):
+        return None
+    from cudafit.watch.cause import doctor_cause
+
+    return doctor_cause()

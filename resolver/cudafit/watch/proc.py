@@ -1,0 +1,90 @@
+"""The process tree's CPU use and the machine's I/O wait, from Linux's /proc (where there is none,
+as on macOS and Windows, they are not measured and findings say so)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+from cudafit.watch.model import HostSample
+
+
+def tree(pid: int, root: Path) -> list[int]:
+    """`pid` and its descendants, from each process's parent field (one pass over /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir(root) if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        stat = _stat_fields(root / entry / "stat")
+        if stat is not None:
+            children.setdefault(int(stat[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, ()))
+    return out
+
+
+def _stat_fields(path: Path) -> Optional[list[str]]:
+    """The fields after the command name of /proc/PID/stat (state first; its name may hold spaces
+    and parentheses, so the split is at the last ')')."""
+    try:
+        text = path.read_text()
+    except OSError:  # the process ended between listing and reading
+        return None
+    _, sep, rest = text.rpartition(")")
+    return rest.split() if sep else None
+
+
+def cpu_ticks(pids: list[int], root: Path) -> tuple[int, int]:
+    """User and system time of the processes, in clock ticks (fields 14 and 15 of stat), and how
+    many of them are running or runnable now (state R)."""
+    total = runnable = 0
+    for pid in pids:
+        fields = _stat_fields(root / str(pid) / "stat")
+        if fields is not None and len(fields) > 12:
+            total += int(fields[11]) + int(fields[12])
+            runnable += fields[0] == "R"
+    return total, runnable
+
+
+def machine_ticks(root: Path) -> Optional[tuple[int, int]]:
+    """(all CPU time, I/O wait) of the machine, in ticks, from /proc/stat's first line."""
+    try:
+        with open(root / "stat") as f:
+            first = f.readline().split()
+    except OSError:
+        return None
+    if len(first) < 6 or first[0] != "cpu":
+        return None
+    values = [int(v) for v in first[1:]]
+    return sum(values[:8]), values[4]  # user nice system idle iowait irq softirq steal (guest is inside user)
+
+
+class HostSampler:
+    def __init__(self, pid: int, root: Path = Path("/proc")) -> None:
+        self.pid = pid
+        self.root = root
+        self.available = (root / "stat").is_file()
+        self._hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._last: Optional[tuple[float, int, Optional[tuple[int, int]]]] = None
+
+    def sample(self, t: float) -> Optional[HostSample]:
+        """CPU use and I/O wait since the previous call; None on the first call (nothing to compare)."""
+        if not self.available:
+            return None
+        pids = tree(self.pid, self.root)
+        ticks, runnable = cpu_ticks(pids, self.root)
+        now = (t, ticks, machine_ticks(self.root))
+        last, self._last = self._last, now
+        if last is None or now[0] <= last[0]:
+            return None
+        cores = (now[1] - last[1]) / self._hz / (now[0] - last[0])
+        iowait = None
+        if now[2] is not None and last[2] is not None and now[2][0] > last[2][0]:
+            iowait = (now[2][1] - last[2][1]) / (now[2][0] - last[2][0])
+        return HostSample(t, max(cores, 0.0), iowait, len(pids), runnable)

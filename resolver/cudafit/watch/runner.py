@@ -1,0 +1,134 @@
+"""Runs the command (or follows a process), samples while it lives, and returns what it measured.
+The command's output passes through as it comes and its exit code is kept; Ctrl-C goes to the
+command (it shares the terminal's process group), and watch waits for it to end to report."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from cudafit.watch.model import GpuSample, HostSample, OutputEvent, Watched
+from cudafit.watch.output import pump
+from cudafit.watch.proc import HostSampler
+
+
+def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_root: Path = Path("/proc")) -> Watched:
+    start = time.monotonic()
+
+    def clock() -> float:
+        return time.monotonic() - start
+
+    events: list[OutputEvent] = []
+    child: Optional[subprocess.Popen[bytes]] = None
+    pumps: list[threading.Thread] = []
+    if pid is None:  # the command starts first: the samplers' set-up does not delay it
+        try:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise FileNotFoundError(f"{command[0]}: {exc.strerror or exc}") from None
+        pid = child.pid
+        for stream, sink, name in ((child.stdout, sys.stdout.buffer, "stdout"), (child.stderr, sys.stderr.buffer, "stderr")):
+            thread = threading.Thread(target=pump, args=(stream, sink, name, events, clock), daemon=True)
+            thread.start()
+            pumps.append(thread)
+    gpu, notes = _gpu_sampler(interval, start)
+    host = HostSampler(pid, proc_root)
+    if not host.available:
+        notes.append("CPU use and I/O wait are not measured here (no /proc)")
+    samples: list[HostSample] = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if child is not None else None  # the command takes Ctrl-C
+    try:
+        exit_code = _wait(child, pid, interval, host, samples, clock)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        if gpu is not None:
+            gpu.stop()
+        for thread in pumps:
+            thread.join(timeout=10)
+    if gpu is not None and gpu.failure:
+        notes.append(gpu.failure)
+    gpu_samples: tuple[GpuSample, ...] = tuple(gpu.samples) if gpu is not None else ()
+    names = tuple(sorted(gpu.names.items())) if gpu is not None else ()
+    source = "none" if gpu is None else gpu.source
+    return Watched(tuple(command), pid, exit_code, clock(), gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes))
+
+
+def _wait(child: Optional[subprocess.Popen[bytes]], pid: int, interval: float, host: HostSampler, samples: list[HostSample], clock: Any) -> Optional[int]:
+    host.sample(clock())
+    while True:
+        if child is not None:
+            try:
+                code = child.wait(timeout=interval)
+                return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            time.sleep(interval)
+            if not _alive(pid):
+                return None
+        sample = host.sample(clock())
+        if sample is not None:
+            samples.append(sample)
+
+
+def _alive(pid: int, proc_root: Path = Path("/proc")) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    try:  # an ended process its parent has not reaped yet (a zombie) still answers kill(0)
+        state = (proc_root / str(pid) / "stat").read_text().rpartition(")")[2].split()[:1]
+    except OSError:
+        return True  # no /proc: kill(0) is all there is
+    return state not in (["Z"], ["X"])
+
+
+class _Gpu:
+    """Either sampler, behind one face."""
+
+    def __init__(self, sampler: Any, source: str) -> None:
+        self._sampler = sampler
+        self.source = source
+
+    @property
+    def samples(self) -> list[GpuSample]:
+        return list(self._sampler.samples)
+
+    @property
+    def names(self) -> dict[int, str]:
+        return dict(self._sampler.names)
+
+    @property
+    def failure(self) -> str:
+        return str(self._sampler.failure)
+
+    def stop(self) -> None:
+        self._sampler.stop()
+
+
+def _gpu_sampler(interval: float, start: float) -> tuple[Optional[_Gpu], list[str]]:
+    """NVML where NVIDIA's bindings are installed and start, else nvidia-smi's stream, else none."""
+    from cudafit.watch.nvml import NvmlSampler, open_nvml
+
+    if os.environ.get("CUDAFIT_WATCH_NVML", "1") != "0":
+        nvml = open_nvml()
+        if nvml is not None:
+            return _Gpu(NvmlSampler(nvml, interval, start=start), "nvml"), []
+    from cudafit.detection import detect_os, nvidia_smi_candidates
+    from cudafit.watch.smi import SmiSampler
+
+    for smi in nvidia_smi_candidates(detect_os()):
+        try:
+            return _Gpu(SmiSampler(smi, interval, start=start), "nvidia-smi"), []
+        except OSError:
+            continue
+    return None, ["no GPU sampled: neither NVIDIA's NVML bindings (nvidia-ml-py) nor nvidia-smi were found"]

@@ -1,0 +1,268 @@
+"""`cudafit watch` (issue 30): the command runs with its output and exit code untouched while a
+stand-in nvidia-smi replays GPU series recorded from real runs (tests/fixtures/watch, SOURCES.md
+says whose), sped up; the warning signs are found in the runs that show them and a healthy run
+stays clean. Failure lines come from real logs of the same folder."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from cudafit.watch import output, smi
+from cudafit.watch.findings import judge
+from cudafit.watch.model import GpuSample, Watched
+from cudafit.watch.nvml import NvmlSampler
+from cudafit.watch.proc import HostSampler
+
+FIXTURES = Path(__file__).parent / "fixtures" / "watch"
+TICK = 0.02  # seconds between replayed samples: a recorded minute passes in a moment
+
+
+def _number(text: str) -> str:
+    value = text.strip().split(" ")[0]
+    return value if value and value[0].isdigit() else "[N/A]"
+
+
+def recorded(name: str, every: int = 1, limit: int = 400) -> list[list[str]]:
+    """A recording as ticks of query rows (gpu, name, util, used, total, power, clock), its numbers
+    as published; a column the recording lacks is [N/A], as nvidia-smi prints a missing reading."""
+    with open(FIXTURES / name, newline="") as f:
+        rows = list(csv.DictReader(f, skipinitialspace=True))
+
+    def get(row: dict, *keys: str) -> str:
+        return next((_number(row[k]) for k in keys if row.get(k) not in (None, "")), "[N/A]")
+
+    ticks: list[list[str]] = []
+    seen: set[str] = set()
+    for row in rows:
+        gpu = (row.get("index") or "0").strip()
+        if gpu in seen or not ticks:
+            ticks.append([])
+            seen = set()
+        seen.add(gpu)
+        util = get(row, "utilization.gpu [%]", "gpu_util_pct")
+        used = get(row, "memory.used [MiB]", "mem_used_mb")
+        total = get(row, "memory.total [MiB]", "mem_total_mb")
+        ticks[-1].append(f"{gpu}, {(row.get('name') or 'NVIDIA GPU').strip()}, {util}, {used}, {total}, [N/A], [N/A]")
+    return ticks[::every][:limit]
+
+
+STAND_IN = """\
+#!{python}
+import sys, time
+interval = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("-lms=")), 1000) / 1000
+ticks = open({series!r}).read().split("\\n\\n")
+for tick in ticks:
+    if tick.strip():
+        sys.stdout.write(tick.strip() + "\\n")
+        sys.stdout.flush()
+    time.sleep(interval)
+time.sleep(3600)
+"""
+
+
+def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str) -> subprocess.CompletedProcess:
+    """`cudafit watch` over `python -c code`, with the stand-in nvidia-smi replaying `ticks`."""
+    series = tmp_path / "series.txt"
+    series.write_text("\n\n".join("\n".join(t) for t in ticks) + "\n")
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    stand_in = folder / "nvidia-smi"
+    stand_in.write_text(STAND_IN.format(python=sys.executable, series=str(series)))
+    stand_in.chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "CUDAFIT_WATCH_NVML": "0"}
+    args = [sys.executable, "-m", "cudafit", "watch", "--interval", str(TICK), *options, "--", sys.executable, "-c", code]
+    return subprocess.run(args, capture_output=True, env=env, timeout=120)
+
+
+def lasting(ticks: list[list[str]], busy: bool = False) -> str:
+    """A command that lives as long as the replay: asleep, or keeping one core busy."""
+    seconds = len(ticks) * TICK + 0.5
+    if busy:
+        return f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
+    return f"import time; time.sleep({seconds})"
+
+
+def codes(done: subprocess.CompletedProcess) -> dict[str, dict]:
+    """The findings of --json, which follows whatever the command printed on stdout."""
+    text = done.stdout.decode()
+    start = 0 if text.startswith("{") else text.index("\n{") + 1
+    return {f["code"]: f for f in json.loads(text[start:])["findings"]}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stand-in nvidia-smi and /proc are Linux's")
+class TestRecordedRuns:
+    def test_a_healthy_run_gets_no_warning(self, tmp_path: Path):
+        ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=150)  # GPU 0 near 92 %, GPU 1 unused
+        done = watch(tmp_path, ticks, lasting(ticks), "--json")
+        assert done.returncode == 0, done.stderr
+        assert codes(done) == {} and b"no warning signs" in done.stderr
+        doc = json.loads(done.stdout)
+        assert doc["gpu_source"] == "nvidia-smi" and [g["name"] for g in doc["gpus"]] == ["NVIDIA RTX A6000"] * 2
+
+    def test_an_input_bound_run_is_named_with_its_figures(self, tmp_path: Path):
+        ticks = recorded("gpulogger-lowutil-emptyvram-48gb-dcconv.csv")  # about 18 % busy, 2.7 of 48 GiB
+        done = watch(tmp_path, ticks, lasting(ticks, busy=True), "--json")
+        found = codes(done)
+        assert set(found) == {"WA001", "WA002"}, done.stderr
+        assert "the CPU side starves it" in found["WA001"]["message"]
+        assert found["WA001"]["evidence"]["utilization"]["p50"] < 50 and found["WA001"]["evidence"]["cpu_runnable_share"] >= 0.8
+        assert found["WA002"]["evidence"]["memory_total_mib"] == 49140
+
+    def test_a_run_without_its_gpus_memory_size_gets_no_memory_claim(self, tmp_path: Path):
+        ticks = recorded("query-lowutil-emptyvram-v100-deeplearningph.csv")  # <= 12 %; the recording has no memory.total
+        done = watch(tmp_path, ticks, lasting(ticks), "--json")
+        found = codes(done)
+        assert set(found) == {"WA001"} and "the CPU was not busy either" in found["WA001"]["message"]
+
+    def test_periodic_checkpoint_stalls_show_as_a_sawtooth(self, tmp_path: Path):
+        ticks = recorded("query-stalls-h100-ckpt100-gpu0.csv", every=5, limit=480)  # 100 ms rows, one in five
+        done = watch(tmp_path, ticks, lasting(ticks), "--json")
+        found = codes(done)
+        assert "WA003" in found and "periodic" in found["WA003"]["message"], done.stderr
+        assert found["WA003"]["evidence"]["stalls"] >= 3 and "period_seconds" in found["WA003"]["evidence"]
+
+    def test_out_of_memory_keeps_the_commands_output_and_exit_code(self, tmp_path: Path):
+        ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=40)
+        line = next(ln for ln in (FIXTURES / "log-torch-oom-new-cads4.txt").read_text().splitlines() if "OutOfMemoryError" in ln)
+        code = f"import sys, time\nprint('step 1', flush=True)\ntime.sleep({len(ticks) * TICK})\nsys.stderr.write({line!r} + '\\n')\nsys.exit(1)"
+        done = watch(tmp_path, ticks, code, "--json")
+        assert done.returncode == 1
+        assert done.stdout.startswith(b"step 1\n") and line.encode() in done.stderr  # passed through untouched
+        found = codes(done)
+        assert found["WA004"]["severity"] == "error" and found["WA004"]["evidence"]["gpu0_memory_peak_mib"] > 20000
+        assert any("bf16" in a for a in found["WA004"]["advice"])  # an RTX A6000 (sm_86) has bfloat16
+
+    def test_a_gpu_never_used_is_said_with_the_line_that_tells_why(self, tmp_path: Path):
+        # the CPU-only run's one nvidia-smi snapshot (61 MiB, 0 %), held for the run
+        ticks = [["0, NVIDIA GeForce GTX 1050 Ti, 0, 61, 4096, [N/A], [N/A]"]] * 40
+        line = next(ln for ln in (FIXTURES / "log-jax-cpu-fallback-direjax14.txt").read_text().splitlines() if "jaxlib" in ln)
+        done = watch(tmp_path, ticks, f"import sys, time\nsys.stderr.write({line!r} + '\\n')\ntime.sleep({len(ticks) * TICK})", "--json")
+        found = codes(done)
+        assert set(found) == {"WA005"} and "CUDA-enabled jaxlib is not installed" in found["WA005"]["message"]
+
+    def test_the_exit_code_and_bytes_pass_through(self, tmp_path: Path):
+        ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=5)
+        done = watch(tmp_path, ticks, "import sys; sys.stdout.buffer.write(b'\\xff\\x00raw\\r50%\\r100%\\n'); sys.exit(3)")
+        assert done.returncode == 3 and done.stdout == b"\xff\x00raw\r50%\r100%\n"
+
+    def test_json_to_a_file_leaves_stdout_to_the_command(self, tmp_path: Path):
+        ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=10)
+        report = tmp_path / "watch.json"
+        done = watch(tmp_path, ticks, "print('only this')", "-o", str(report))
+        assert done.stdout == b"only this\n" and json.loads(report.read_text())["exit_code"] == 0
+
+
+# every log but the cluster's job report, which holds no failure line
+@pytest.mark.parametrize("path", sorted(p for p in FIXTURES.glob("log-*.txt") if "jobreport" not in p.name), ids=lambda p: p.name)
+def test_every_recorded_failure_line_is_recognised(path: Path):
+    kinds = {k for line in path.read_text(errors="replace").splitlines() for k in output.scan(line)}
+    name = path.name
+    expected = next(
+        (kind for key, kind in [("oom", "oom"), ("no-kernel-image", "no-kernel-image"), ("driver-insufficient", "driver-too-old"), ("driver-too-old", "driver-too-old"),
+                                ("not-compiled", "cpu-only-build"), ("no-nvidia-driver", "no-driver"), ("jax-cpu-fallback", "jax-cpu-fallback"), ("nccl", "nccl"),
+                                ("tf-dlopen", "tf-gpu-libraries"), ("cuda-init", "cuda-init")] if key in name),
+        None,
+    )  # fmt: skip
+    assert expected is not None, f"{name}: name the kind its line shows"
+    assert expected in kinds, f"{name}: found {kinds}"
+
+
+def test_ordinary_lines_are_not_failures():
+    for line in ["Epoch 3/10 loss=0.231", "Using CUDA device 0", "100%|##########| 50/50 [00:10<00:00]", "driver loaded", "NCCL INFO Bootstrap : Using eth0"]:
+        assert output.scan(line) == [], line
+
+
+@pytest.mark.parametrize(
+    "line, util, used, power",
+    [
+        ("0, NVIDIA RTX A6000, 92, 25073, 49140, 210.50, 1800", 92.0, 25073.0, 210.5),
+        ("1, NVIDIA GB10, 96, [N/A], [N/A], [N/A], 2418", 96.0, None, None),  # unified memory: no reading (query-format-gb10-*)
+        ("0, GeForce GTX 770, [Not Supported], 1023, 2047, [Not Supported], 1084", None, 1023.0, None),
+        ("0, NVIDIA A100, 3, 100, 40960, N/A, 210", 3.0, 100.0, None),  # nounits writes a bare N/A
+    ],
+)
+def test_query_lines_read_as_nvidia_smi_writes_them(line, util, used, power):
+    parsed = smi.parse_line(line, 1.0)
+    assert parsed is not None
+    sample, _name = parsed
+    assert (sample.util, sample.mem_used, sample.power) == (util, used, power)
+    assert smi.parse_line("No devices were found", 1.0) is None
+
+
+def test_nvml_readings_are_converted_from_bytes_and_milliwatts():
+    fake = types.SimpleNamespace(
+        NVML_CLOCK_SM=1,
+        nvmlDeviceGetCount=lambda: 1,
+        nvmlDeviceGetHandleByIndex=lambda i: f"h{i}",
+        nvmlDeviceGetName=lambda h: b"NVIDIA H200",
+        nvmlDeviceGetUtilizationRates=lambda h: types.SimpleNamespace(gpu=87, memory=40),
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(used=2 * 1024**3, total=141 * 1024**3),
+        nvmlDeviceGetPowerUsage=lambda h: 512_345,
+        nvmlDeviceGetClockInfo=lambda h, c: 1980,
+        nvmlShutdown=lambda: None,
+    )
+    sampler = NvmlSampler(fake, 0.01)
+    while not sampler.samples:
+        pass
+    sampler.stop()
+    first = sampler.samples[0]
+    assert sampler.names == {0: "NVIDIA H200"}
+    assert (first.util, first.mem_used, first.mem_total, first.power, first.sm_clock) == (87.0, 2048.0, 141 * 1024.0, 512.345, 1980.0)
+
+
+def _proc(root: Path, processes: dict[int, tuple[int, int, int]], stat: tuple[int, ...]) -> None:
+    """A /proc tree: pid -> (parent, utime, stime) and the machine's cpu line."""
+    for pid, (parent, utime, stime) in processes.items():
+        (root / str(pid)).mkdir(parents=True, exist_ok=True)
+        rest = ["S", str(parent)] + ["0"] * 9 + [str(utime), str(stime)] + ["0"] * 10
+        (root / str(pid) / "stat").write_text(f"{pid} (python train.py) {' '.join(rest)}\n")
+    (root / "stat").write_text("cpu  " + " ".join(str(v) for v in stat) + " 0 0\n")
+
+
+def test_the_process_trees_cpu_and_the_machines_iowait(tmp_path: Path):
+    hz = os.sysconf("SC_CLK_TCK")
+    _proc(tmp_path, {100: (1, 0, 0), 101: (100, 0, 0), 102: (101, 0, 0), 200: (1, 0, 0)}, (0, 0, 0, 0, 0, 0, 0, 0))
+    sampler = HostSampler(100, tmp_path)
+    assert sampler.sample(0.0) is None
+    # in one second: the main process and a grandchild (a DataLoader worker) busy, another process not ours
+    _proc(tmp_path, {100: (1, hz, 0), 101: (100, 0, 0), 102: (101, hz // 2, hz // 2), 200: (1, 5 * hz, 0)}, (2 * hz, 0, 0, hz, hz, 0, 0, 0))
+    sample = sampler.sample(1.0)
+    assert sample is not None and sample.processes == 3 and sample.runnable == 0  # _proc writes state S
+    assert sample.cpu_cores == pytest.approx(2.0) and sample.iowait == pytest.approx(0.25)
+
+
+def test_findings_need_enough_samples_and_say_nothing_of_an_idle_start():
+    # a minute of model loading at 0 % then a healthy run: the start is not judged
+    series = [GpuSample(float(t), 0, 0.0, 500.0, 80000.0) for t in range(60)] + [GpuSample(60.0 + t, 0, 97.0, 60000.0, 80000.0) for t in range(30)]
+    w = Watched(("train",), 1, 0, 90.0, tuple(series), (), (), "nvidia-smi")
+    assert judge(w) == []
+    short = w._replace(gpus=tuple(series[58:65]))
+    assert judge(short) == []
+
+
+def test_bad_input_is_refused_without_a_traceback(tmp_path: Path):
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cudafit", "watch", *args], capture_output=True, text=True, timeout=60)
+
+    for args, said in [((), "give a command after --"), (("--pid", "1", "--", "true"), "give no command with it"), (("--", "/no/such/program"), "cannot start"), (("--interval", "0", "--", "true"), "--interval")]:
+        done = run(*args)
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_pid_follows_a_running_process_until_it_ends(tmp_path: Path):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+    env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": str(tmp_path)}  # no nvidia-smi on this PATH
+    done = subprocess.run([sys.executable, "-m", "cudafit", "watch", "--interval", "0.1", "--pid", str(child.pid), "--json"], capture_output=True, text=True, env=env, timeout=60)
+    child.wait()
+    doc = json.loads(done.stdout)
+    assert done.returncode == 0 and doc["exit_code"] is None and doc["gpu_source"] == "none"
+    assert any("no GPU sampled" in n for n in doc["notes"]) and doc["host"]["samples"] >= 3
