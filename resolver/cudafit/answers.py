@@ -193,6 +193,7 @@ class Resolution(NamedTuple):
     causes: tuple[Conflict, ...] = ()  # a failure's conflicts as values (conflicts holds their words)
     last_lines: tuple[LastLine, ...] = ()  # the GPU's last release line, where newer releases dropped it
     driver_min: str = ""  # the oldest NVIDIA driver that loads every chosen CUDA build ("" for none, or unknown)
+    kernels: tuple = ()  # kernel_fit.Fit per GPU and feature for the chosen versions (matrices/kernels.toml)
 
     @property
     def packages(self) -> tuple[PackagePin, ...]:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import cuda_images, gpu_tables_data, variant_labels, wheels_data
+from cudafit import cuda_images, gpu_tables_data, kernel_data, variant_labels, wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -119,7 +119,19 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     from cudafit.containers import data as ngc
 
     containers = ngc.read(docs[ngc.FILE], dates) if ngc.FILE in docs else ()
-    known = {wheels_data.FILE, AMD_FILE, AMD_TORCH_FILE, AMD_TF_FILE, INTEL_FILE, JETSON_FILE, variant_labels.FILE, cuda_images.FILE, ngc.FILE}
+    kernels = kernel_data.read(docs[kernel_data.FILE], dates) if kernel_data.FILE in docs else ()
+    known = {
+        wheels_data.FILE,
+        AMD_FILE,
+        AMD_TORCH_FILE,
+        AMD_TF_FILE,
+        INTEL_FILE,
+        JETSON_FILE,
+        variant_labels.FILE,
+        cuda_images.FILE,
+        ngc.FILE,
+        kernel_data.FILE,
+    }
     unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
         raise DataError(f"{root}: unexpected data file(s): {', '.join(sorted(unexpected))}")
@@ -144,6 +156,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         torch_variant_labels=labels,
         cuda_images=images,
         ngc_containers=containers,
+        kernels=kernels,
     )
 
 

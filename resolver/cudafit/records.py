@@ -321,6 +321,7 @@ class Matrices(NamedTuple):
     torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
     cuda_images: tuple = ()  # NVIDIA's CUDA base images on Ubuntu (cuda_images.CudaImage, cuda-images.toml), newest first
     ngc_containers: tuple = ()  # NVIDIA's NGC framework containers (containers.data.Container, ngc-containers.toml), newest first
+    kernels: tuple = ()  # precisions and kernels per compute capability (kernel_data.KernelFact, kernels.toml)
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

@@ -7,6 +7,7 @@ from cudafit.emit import environment, stack_versions
 from cudafit.emit.pip import commands
 from cudafit.evidence import graded_facts
 from cudafit.explain import said
+from cudafit.kernel_words import kernels_json, kernels_text
 from cudafit.last_line import LastLine
 from cudafit.machine import machine_json
 from cudafit.records import SCHEMA_VERSION, Machine
@@ -47,6 +48,7 @@ def resolution_json(res: Resolution) -> dict:
         "cudnn": cudnn,
         **({"driver_min": res.driver_min} if res.driver_min else {}),
         **({"last_lines": [_last_json(last) for last in res.last_lines]} if res.last_lines else {}),
+        **({"kernels": kernels_json(res.kernels)} if res.kernels else {}),
         "pins": dict(sorted(res.shared_pins.items())),
         "commands": {
             "pip": " && ".join(c for c in commands(res) if not c.startswith("#")),
@@ -157,6 +159,7 @@ def resolution_text(res: Resolution) -> str:
                 shown += f" with {len(wheels)} CUDA wheels ({wheels[0].name}, ...)"
             lines.append(f"chosen: {shown}  ({stack})")
         lines += floors_text(res)
+        lines += kernels_text(res.kernels)
         lines.append("install:")
         lines += [f"  {cmd}" for cmd in commands(res)]
         lines.append("why:")

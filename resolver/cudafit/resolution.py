@@ -30,7 +30,13 @@ def jetson_board(machine: Machine, matrices: Matrices) -> bool:
 
 
 def _worded(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
-    return explain.worded(solve(specs, machine, matrices, policy))
+    res = explain.worded(solve(specs, machine, matrices, policy))
+    if not res.ok or not matrices.kernels:
+        return res
+    from cudafit.kernel_fit import fit
+
+    versions = {c.family: c.version for c in res.candidates}
+    return res._replace(kernels=tuple(fit(machine.gpus, versions, matrices.kernels)))
 
 
 def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]:

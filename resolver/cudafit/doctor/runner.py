@@ -12,6 +12,7 @@ from cudafit.doctor.context import Context
 from cudafit.doctor.fixes import Repair
 from cudafit.doctor.gpu_checks import lists_no_gpu
 from cudafit.doctor.model import Environment, Finding, InstalledBuild
+from cudafit.kernel_words import kernels_json, kernels_text
 from cudafit.records import SCHEMA_VERSION, Machine, Matrices
 from cudafit.toolkits import ToolkitInstall
 
@@ -24,6 +25,7 @@ class Report(NamedTuple):
     findings: tuple[Finding, ...]
     repair: Optional[Repair] = None  # the set that fixes the environment, solved when a finding asks for it
     observed: tuple = ()  # probe.Observed, with --import
+    kernels: tuple = ()  # kernel_fit.Fit per GPU and feature for the installed versions
 
     @property
     def ok(self) -> bool:
@@ -67,7 +69,23 @@ def diagnose(
         for item in check(ctx):
             if item not in found:
                 found.append(item)
-    return Report(machine, env, tuple(found), repair=ctx.repair)
+    return Report(machine, env, tuple(found), repair=ctx.repair, kernels=_kernels(env, machine, matrices))
+
+
+def _kernels(env: Environment, machine: Machine, matrices: Matrices) -> tuple:
+    """What each GPU gets with the installed GPU builds' versions (their public part)."""
+    from packaging.version import InvalidVersion, Version
+
+    from cudafit.kernel_fit import fit
+
+    versions = {}
+    for b in (*env.builds, *env.libraries):
+        if b.kind in ("cuda", "unknown"):
+            try:
+                versions[b.family] = Version(Version(b.version).public)
+            except InvalidVersion:
+                continue
+    return tuple(fit(machine.gpus, versions, matrices.kernels)) if versions else ()
 
 
 def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None) -> Report:
@@ -115,6 +133,7 @@ def report_text(report: Report) -> str:
     # even where no installed build makes it a finding
     said = {f.message for f in report.findings}
     lines += [f"note: {w}" for w in report.machine.warnings if w not in said]
+    lines += kernels_text(report.kernels)
     for f in report.findings:
         lines.append("")
         lines.append(f"{f.code} {f.severity}: {f.message}")
@@ -154,6 +173,7 @@ def report_json(report: Report, machine_json: Optional[dict] = None) -> dict:
             ],
         },
         "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix, "commands": list(f.commands)} for f in report.findings],
+        **({"kernels": kernels_json(report.kernels)} if report.kernels else {}),
         **(
             {"imported": [{"framework": o.family, "gpu": o.gpu, "predicted_gpu": o.predicted, "seen": o.raw} for o in report.observed]}
             if report.observed

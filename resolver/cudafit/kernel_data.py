@@ -1,0 +1,82 @@
+"""matrices/kernels.toml: which precisions and kernels a GPU gets, per compute capability, in
+hardware and in each framework's builds from a version on."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from cudafit.fields import read_grade, read_str, read_str_list, table_entries
+
+FILE = "kernels.toml"
+BELOW = ("error", "slow", "unavailable", "falls-back")
+CC = tuple[int, int]
+
+
+class KernelFact(NamedTuple):
+    id: str
+    name: str  # bf16, fp8, sdpa-flash, flash-attention-2, ...
+    min_cc: CC
+    max_cc: Optional[CC]  # inclusive
+    only_cc: tuple[CC, ...]  # where it is a list, not a range
+    below: str  # what a GPU outside sees: BELOW
+    frameworks: tuple[str, ...]  # () for a hardware fact
+    since: dict[str, Version]  # framework -> the first version it holds for
+    until: dict[str, Version]  # framework -> the last release line it holds for ("2.2": every 2.2.x)
+    grade: str
+    sources: tuple[str, ...]
+    note: str = ""
+    above: str = ""  # what a GPU above max_cc sees, where it differs from `below`
+
+    def covers(self, cc: CC) -> bool:
+        if self.only_cc:
+            return cc in self.only_cc
+        return cc >= self.min_cc and (self.max_cc is None or cc <= self.max_cc)
+
+
+def read(doc: dict, dates: list[str]) -> tuple[KernelFact, ...]:
+    out = []
+    for e in table_entries(FILE, doc, "feature", "id", dates):
+        below = e.get("below", read_str)
+        if below not in BELOW:
+            raise e.fail("below", f"{below!r}: expected one of {', '.join(BELOW)}")
+        out.append(
+            KernelFact(
+                id=e.get("id", read_str),
+                name=e.get("name", read_str),
+                min_cc=e.get("min_cc", _cc),
+                max_cc=e.get("max_cc", _cc, required=False),
+                only_cc=tuple(_cc(v) for v in e.get("only_cc", read_str_list, required=False, default=[])),
+                below=below,
+                frameworks=tuple(e.get("frameworks", read_str_list)),
+                since=e.get("since", _versions, required=False, default={}),
+                until=e.get("until", _versions, required=False, default={}),
+                grade=e.get("grade", read_grade),
+                sources=tuple(e.get("source", read_str_list)),
+                note=e.get("note", read_str, required=False, default=""),
+                above=e.get("above", read_str, required=False, default=""),
+            )
+        )
+        e.finish()
+    return tuple(out)
+
+
+def _cc(value: Any) -> CC:
+    text = read_str(value)
+    major, dot, minor = text.partition(".")
+    if not (major.isdigit() and dot and minor.isdigit()):
+        raise ValueError(f"{text!r}: expected a compute capability like 8.0")
+    return int(major), int(minor)
+
+
+def _versions(value: Any) -> dict[str, Version]:
+    if not isinstance(value, dict):
+        raise ValueError("expected a table of framework = version")
+    out = {}
+    for name, text in value.items():
+        try:
+            out[str(name)] = Version(read_str(text))
+        except InvalidVersion:
+            raise ValueError(f"{name} = {text!r}: not a version") from None
+    return out
