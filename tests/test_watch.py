@@ -266,3 +266,56 @@ def test_pid_follows_a_running_process_until_it_ends(tmp_path: Path):
     doc = json.loads(done.stdout)
     assert done.returncode == 0 and doc["exit_code"] is None and doc["gpu_source"] == "none"
     assert any("no GPU sampled" in n for n in doc["notes"]) and doc["host"]["samples"] >= 3
+
+
+STAND_IN_NVML = """\
+import os, time
+_ROWS = [line.split(", ") for line in open(os.environ["STAND_IN_SERIES"]).read().split("\\n") if line]
+_START = None
+NVML_CLOCK_SM = 1
+class NVMLError(Exception):
+    pass
+def nvmlInit():
+    global _START
+    _START = time.monotonic()
+def nvmlShutdown():
+    pass
+def nvmlDeviceGetCount():
+    return 1
+def nvmlDeviceGetHandleByIndex(i):
+    return i
+def nvmlDeviceGetName(h):
+    return _ROWS[0][1].encode()
+def _row():
+    return _ROWS[min(len(_ROWS) - 1, int((time.monotonic() - _START) / float(os.environ["STAND_IN_TICK"])))]
+class _Use:
+    def __init__(self, gpu):
+        self.gpu, self.memory = gpu, 0
+class _Memory:
+    def __init__(self, used, total):
+        self.used, self.total, self.free = used, total, total - used
+def nvmlDeviceGetUtilizationRates(h):
+    return _Use(int(_row()[2]))
+def nvmlDeviceGetMemoryInfo(h):
+    row = _row()
+    return _Memory(int(row[3]) * 1024 * 1024, int(row[4]) * 1024 * 1024)
+def nvmlDeviceGetPowerUsage(h):
+    raise NVMLError("Not Supported")
+def nvmlDeviceGetClockInfo(h, kind):
+    raise NVMLError("Not Supported")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_nvml_is_taken_first_where_its_bindings_are_installed(tmp_path: Path):
+    # a stand-in pynvml replaying the input-bound recording; nvidia-smi is not on PATH
+    rows = [r for tick in recorded("gpulogger-lowutil-emptyvram-48gb-dcconv.csv") for r in tick]
+    (tmp_path / "series.txt").write_text("\n".join(rows) + "\n")
+    (tmp_path / "pynvml.py").write_text(STAND_IN_NVML)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "STAND_IN_SERIES": str(tmp_path / "series.txt"), "STAND_IN_TICK": str(TICK), "PATH": os.path.dirname(sys.executable)}
+    env.pop("CUDAFIT_WATCH_NVML", None)
+    code = lasting([[r] for r in rows], busy=True)
+    done = subprocess.run([sys.executable, "-m", "cudafit", "watch", "--interval", str(TICK), "--json", "--", sys.executable, "-c", code], capture_output=True, env=env, timeout=120)
+    doc = json.loads(done.stdout)
+    assert doc["gpu_source"] == "nvml" and doc["gpus"][0]["memory_total_mib"] == 49140 and doc["gpus"][0]["power_w_p50"] is None
+    assert {f["code"] for f in doc["findings"]} == {"WA001", "WA002"}
