@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from dockerfile_parse import DockerfileParser
+from packaging.version import Version
 
 from cudafit.cli import main
 from cudafit.loader import load
@@ -126,6 +127,211 @@ def test_the_image_data_picks_a_supported_release_before_an_end_of_life_one():
     image, os_name = cuda_images.pick(images, "12.2", "cudnn-runtime", "x86_64")
     assert image.tag(cuda_images.cudnn_flavour(image, "cudnn-runtime", os_name), os_name) == "12.2.2-cudnn8-runtime-ubuntu22.04"
     assert cuda_images.pick(images, "10.2", "devel", "x86_64") is None
+
+
+# --- the base and the host a build needs of the system (issue: wrong answers in --format dockerfile) ---
+
+T4 = ["--gpu", "Tesla T4", "--driver", "535.104.05", "--os", "linux", "--arch", "x86_64", "--python", "3.10"]
+H100 = ["--gpu", "NVIDIA H100 80GB HBM3", "--os", "linux", "--arch", "x86_64", "--python", "3.11"]
+
+
+def header_lines(text: str) -> list[str]:
+    return [line.removeprefix("# ") for line in text.splitlines() if line.startswith("# ")]
+
+
+def base_image(text: str):
+    """The CudaImage and Ubuntu the FROM line names, looked up in the data."""
+    (base,) = [line.split()[1] for line in text.splitlines() if line.startswith("FROM ")]
+    repository, tag = base.split(":")
+    assert repository == "nvidia/cuda", base
+    for image in load().cuda_images:
+        for os_name, flavours in image.flavours.items():
+            if any(image.tag(f, os_name) == tag for f in flavours):
+                return image, os_name
+    raise AssertionError(f"{base} is not in matrices/cuda-images.toml")
+
+
+def toolkit_driver(cuda: str) -> str:
+    from packaging.version import Version
+
+    toolkit = load().toolkit(Version(cuda))
+    assert toolkit is not None and toolkit.linux_driver_min
+    return toolkit.linux_driver_min
+
+
+@pytest.mark.parametrize(
+    "spec, cuda, cudnn",
+    [("onnxruntime-gpu==1.17.1", "11.8", "8.2"), ("tensorflow==2.12.0", "11.8", "8.6")],
+)
+def test_a_build_that_brings_no_cuda_gets_a_cudnn_image_of_its_cuda(spec, cuda, cudnn, tmp_path: Path):
+    """The answer warns that the build loads the system's CUDA and cuDNN; the image must hold them."""
+    result = CliRunner().invoke(main, ["resolve", spec, *T4, "--format", "dockerfile"])
+    assert result.exit_code == 0, result.output
+    assert "must be installed on the system" in result.stderr or "installed on the system" in result.stderr
+    text = result.stdout
+    assert "python:3.10-slim" not in text and "bring their own CUDA" not in text
+    image, os_name = base_image(text)
+    assert image.cuda.startswith(cuda + ".") and "-cudnn" in text.split("FROM ")[1].split()[0]
+    assert image.cudnn.split(".")[0] == cudnn.split(".")[0] and Version(image.cudnn) >= Version(cudnn)  # same major, no older
+    assert f"loads the system's CUDA {cuda} and cuDNN {cudnn} (cuDNN {image.cudnn} in the image)" in text
+    assert "RUN uv venv --python 3.10 /opt/venv" in text  # Python from uv: the image has none
+    assert parsed(text, tmp_path).baseimage == text.split("FROM ")[1].split()[0]
+    if spec.startswith("tensorflow"):  # (onnxruntime-gpu 1.17.1 has no aarch64 wheel, which check judges too)
+        assert check_text(tmp_path, text)[0] == 0
+    # the image's NVIDIA_REQUIRE_CUDA, which the data holds for this image
+    requirement = image.requirement(os_name, "x86_64")
+    assert requirement is not None and requirement.cuda == cuda
+    lines = header_lines(text)
+    assert f"host: an NVIDIA driver >= {toolkit_driver(cuda)} and the NVIDIA Container Toolkit (docker run --gpus all)" in lines
+    assert f"host: the image sets NVIDIA_REQUIRE_CUDA=cuda>={cuda}: docker run refuses a driver older than CUDA {cuda}'s ({toolkit_driver(cuda)})" in lines
+
+
+def test_a_build_that_brings_no_cuda_and_whose_cuda_minor_is_unknown_is_refused():
+    result = CliRunner().invoke(main, ["resolve", "onnxruntime-gpu==1.19.2", *T4, "--format", "dockerfile"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "brings no CUDA libraries" in result.stderr and "CUDA minor it was built with is unknown" in result.stderr
+
+
+def test_without_the_image_in_the_tag_data_the_answer_is_refused(monkeypatch):
+    import cudafit.loader
+
+    data = load()
+    without = data._replace(cuda_images=tuple(i for i in data.cuda_images if not i.cuda.startswith("11.8.")))
+    monkeypatch.setattr(cudafit.loader, "load", lambda *args, **kwargs: without)
+    result = CliRunner().invoke(main, ["resolve", "onnxruntime-gpu==1.17.1", *T4, "--format", "dockerfile"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "no nvidia/cuda cudnn-runtime image of CUDA 11.8 with a cuDNN 8.x of 8.2 or newer for x86_64" in result.stderr
+
+
+def test_a_jetson_answer_is_refused():
+    result = CliRunner().invoke(main, ["resolve", "torch", "--jetpack", "6.2", "--python", "3.10", "--format", "dockerfile"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "L4T/JetPack base image" in result.stderr and "no tag data" in result.stderr
+    assert "links JetPack's CUDA in /usr/local/cuda" in result.stderr
+
+
+@pytest.mark.parametrize("driver", ["550.54.15", "580.65.06"])
+def test_an_nvidia_cuda_base_says_the_driver_its_require_cuda_asks_for(driver):
+    """NVIDIA_REQUIRE_CUDA=cuda>=X.Y refuses an older driver at docker run, whatever the set's own
+    floor (minor-version compatibility: 525.60.13 for 12.x, 580 for 13.x); only the branches its
+    brand terms name start it, on those brands."""
+    from cudafit.records import driver_key
+
+    text = dockerfile(["torch", "flash-attn"], ["--driver", driver, *H100])
+    torch_cuda = next(line for line in text.splitlines() if line.startswith("# torch ")).split("(CUDA ")[1].split(",")[0]
+    image, os_name = base_image(text)
+    assert image.cuda.startswith(torch_cuda + ".")  # torch's CUDA, not a newer one: the lowest the image can ask
+    own = toolkit_driver(torch_cuda)
+    lines = header_lines(text)
+    assert f"host: an NVIDIA driver >= {own} and the NVIDIA Container Toolkit (docker run --gpus all)" in lines
+    assert not any(line.startswith("host: an NVIDIA driver >= 525.60.13") for line in lines)
+    requirement = image.requirement(os_name, "x86_64")
+    assert requirement is not None
+    said = f"host: the image sets NVIDIA_REQUIRE_CUDA=cuda>={requirement.cuda}: docker run refuses a driver older than CUDA {torch_cuda}'s ({own})"
+    assert said in lines
+    (brands,) = [line for line in lines if line.startswith("host: it also starts on ")]
+    shown = [b.removeprefix("R") for b in brands.removeprefix("host: it also starts on ").split(" drivers")[0].split(", ")]
+    assert shown and set(shown) <= set(requirement.branches) and all(525 <= int(b) < int(own.split(".")[0]) for b in shown)
+    assert ", ".join(requirement.brands) in brands and "GeForce is not among them" in brands
+    assert driver_key(driver) < driver_key(own)  # these drivers run the set, not the image everywhere: said
+    assert f"host: the described driver {driver} is older: docker run refuses this image there unless the GPU's brand" in text
+
+
+def test_without_the_requirement_in_the_data_the_header_says_it_is_unknown(monkeypatch):
+    import cudafit.loader
+
+    data = load()
+    bare = data._replace(cuda_images=tuple(i._replace(require=()) for i in data.cuda_images))
+    monkeypatch.setattr(cudafit.loader, "load", lambda *args, **kwargs: bare)
+    text = dockerfile(["torch", "flash-attn"], ["--driver", "575.57.08", *H100])  # cu129: a 12.9 image, 575.51.03
+    lines = header_lines(text)
+    assert not any("also starts on" in line or "NVIDIA_REQUIRE_CUDA=cuda>=" in line for line in lines)
+    assert "host: NVIDIA's images make docker run refuse a driver older than their CUDA, here CUDA 12.9's (575.51.03); " in text
+    assert any("NVIDIA_REQUIRE_CUDA excepts is not in cudafit's data" in line for line in lines)
+    assert not any("described driver" in line for line in lines)  # 575.57.08 is new enough
+
+
+def test_without_a_driver_the_host_floor_is_what_the_gpu_needs():
+    """An RTX 5090 needs an R570 driver (Blackwell), above the cu12x build's own 525.60.13."""
+    from cudafit.records import driver_key
+
+    result = CliRunner().invoke(main, ["resolve", "torch", "--gpu", "NVIDIA GeForce RTX 5090", "--os", "linux", "--arch", "x86_64", "--python", "3.11", "--format", "dockerfile"])
+    assert result.exit_code == 0 and "R570 branch or newer" in result.stderr
+    (host,) = [line for line in header_lines(result.stdout) if line.startswith("host: an NVIDIA driver >= ")]
+    floor = host.split(">= ")[1].split()[0]
+    assert floor == "570.26" and driver_key(floor) >= driver_key("570")  # the R570 branch's oldest driver a toolkit names
+    text = dockerfile(["torch", "flash-attn"], ["--gpu", "NVIDIA GeForce RTX 5090", "--os", "linux", "--arch", "x86_64", "--python", "3.11"])
+    lines = header_lines(text)
+    assert not any(line.startswith("host: an NVIDIA driver >= 525.60.13") for line in lines)
+    branches = next((line for line in lines if line.startswith("host: it also starts on ")), "")
+    assert "R535" not in branches and "R550" not in branches  # below what the GPU needs: not worth saying
+
+
+def test_each_compiled_librarys_kernels_are_listed():
+    text = dockerfile(["torch", "flash-attn"], ["--driver", "550.54.15", *H100])
+    assert "# flash-attn 2.8.3.post2+source-cu12 has kernels (SASS) for sm_80, sm_90, sm_100, sm_120" in text
+    assert "# torch 2.13.0+cu129 has kernels (SASS) for" in text
+    # an older nvcc than the one the data's list is for compiles fewer: not said as if it were known
+    older = dockerfile(["torch==2.13.0+cu126", "flash-attn"], ["--driver", "550.54.15", *H100])
+    assert "flash-attn 2.8.3.post2+source-cu12 compiles with nvcc 12.6 here, whose kernels are not in cudafit's data (nvcc 12.8+:" in older
+    assert "flash-attn 2.8.3.post2+source-cu12 has kernels" not in older
+
+
+def test_a_fleets_header_says_the_image_and_the_set_not_one_class_machine(tmp_path: Path):
+    """A fleet's answer carries one node class's machine; its GPU and driver stand for no other."""
+    import json
+
+    def node(name: str, product: str, cc: str) -> dict:
+        labels = {
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "nvidia.com/gpu.present": "true",
+            "nvidia.com/gpu.product": product,
+            "nvidia.com/gpu.compute.major": cc[0],
+            "nvidia.com/gpu.compute.minor": cc[1],
+            "nvidia.com/cuda.driver-version.full": "550.54.15",
+        }
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "status": {"nodeInfo": {"architecture": "amd64"}}}
+
+    inventory = tmp_path / "nodes.json"
+    inventory.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("h100-0", "NVIDIA-H100-80GB-HBM3", "90"), node("a100-0", "NVIDIA-A100-SXM4-80GB", "80")]}))
+    result = CliRunner().invoke(main, ["fleet", "resolve", "torch", "flash-attn", "--inventory", str(inventory), "--python", "3.11", "--format", "dockerfile"])
+    assert result.exit_code == 0, result.output
+    lines = header_lines(result.stdout)
+    assert any(line.startswith("host: the image sets NVIDIA_REQUIRE_CUDA=cuda>=") for line in lines)
+    assert not any("described driver" in line for line in lines)
+
+
+def test_a_requirement_that_is_not_the_images_own_cuda_is_a_data_error():
+    from cudafit import cuda_images
+    from cudafit.errors import DataError
+
+    doc = {
+        "schema": 2,
+        "data_date": "2026-12-03",
+        "sources": {"s": "a source"},
+        "image": [
+            {
+                "cuda": "12.9.2",
+                "status": "supported",
+                "grade": "declared",
+                "source": ["s"],
+                "flavours": {"ubuntu24.04": ["base"]},
+                "require": [{"ubuntu": ["ubuntu24.04"], "arch": ["x86_64"], "cuda": "12.8", "branches": [], "brands": [], "grade": "declared", "source": ["s"]}],
+            }
+        ],
+    }
+    with pytest.raises(DataError, match="expected 12.9, the image's own CUDA"):
+        cuda_images.read(doc, [])
+    doc["image"][0]["require"][0].update(cuda="12.9", ubuntu=["ubuntu22.04"])
+    with pytest.raises(DataError, match="expected Ubuntus the image has flavours for"):
+        cuda_images.read(doc, [])
+    doc["image"][0]["require"][0].update(ubuntu=["ubuntu24.04"], branches=["535"])
+    with pytest.raises(DataError, match="branches and brands go together"):
+        cuda_images.read(doc, [])
+    doc["image"][0]["require"][0].update(brands=["tesla"])
+    (image,) = cuda_images.read(doc, [])
+    assert image.requirement("ubuntu24.04", "x86_64").branches == ("535",) and image.requirement("ubuntu24.04", "aarch64") is None
 
 
 # --- check reads Dockerfiles ---------------------------------------------------------------------

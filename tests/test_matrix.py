@@ -175,6 +175,28 @@ def test_gitlab_matrix_is_a_job_template():
     assert rows[0]["TORCH"] == "2.15.0" and rows[0]["PYTHON"] == "3.12"
 
 
+@pytest.mark.parametrize("fmt", ["github", "gitlab"])
+def test_no_build_on_every_machine_is_an_error_not_an_empty_matrix(fmt, tmp_path: Path):
+    """GitHub Actions and GitLab reject an empty matrix: exit 1, nothing on stdout, why on stderr."""
+    result = run("--inventory", str(FLEET), "--since", "2.12", "--format", fmt)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "no torch build of 2.12.0 to 2.15.0 runs on every machine, and a CI matrix cannot be empty" in result.stderr
+    # the class that runs none of them, and why (a build the others take fails there)
+    assert "none runs on v100-sxm2-16gb-470.256.02: e.g. 2.14.1 cu126: driver 470.256.02 < 525.60.13" in result.stderr
+    out = tmp_path / "matrix.out"
+    result = run("--inventory", str(FLEET), "--since", "2.12", "--format", fmt, "-o", str(out))
+    assert result.exit_code == 1 and not out.exists()  # no file a CI system would reject
+    one = run("torch>=2.15", "--gpu", "Tesla V100-SXM2-16GB", "--driver", "580.65.06", *LINUX, "--format", fmt)
+    assert one.exit_code == 1 and one.stdout == "" and "runs on the machine" in one.stderr and "no kernel image" in one.stderr
+
+
+def test_the_fleet_still_gets_a_matrix_where_its_builds_meet():
+    result = run("--inventory", str(FLEET), "--since", "2.6", "--format", "github")
+    assert result.exit_code == 0, result.output
+    include = json.loads(result.stdout)["include"]
+    assert include and all(e["variant"] == "cu118" for e in include)  # R470 on one class: CUDA 11 only
+
+
 @pytest.mark.parametrize(
     "args, said",
     [

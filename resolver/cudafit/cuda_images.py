@@ -1,17 +1,33 @@
 """NVIDIA's CUDA base images (matrices/cuda-images.toml): which nvidia/cuda tags exist for a CUDA
 release, flavour and Ubuntu, and the one a Dockerfile should start from. A tag is only ever built
-from the data's own parts ("<cuda>-<flavour>-<os>", NVIDIA's rule), never guessed."""
+from the data's own parts ("<cuda>-<flavour>-<os>", NVIDIA's rule), never guessed. Where the data
+has it, an image's NVIDIA_REQUIRE_CUDA too: the NVIDIA Container Toolkit refuses at `docker run` a
+host whose driver is older than the image's CUDA, unless a brand exception names its branch."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.fields import read_grade, read_str, read_str_list, table_entries
+from cudafit.fields import Entry, read_grade, read_str, read_str_list, table_entries
 
 FILE = "cuda-images.toml"
 REPOSITORY = "nvidia/cuda"
+
+
+class Requirement(NamedTuple):
+    """An image's NVIDIA_REQUIRE_CUDA on some Ubuntus and machines: `cuda>=CUDA`, or, on a GPU of
+    one of `brands`, a driver of one of `branches` (its `brand=B,driver>=N,driver<N+1` terms)."""
+
+    ubuntus: tuple[str, ...]  # "ubuntu24.04", ...
+    machines: tuple[str, ...]  # "x86_64", "arm64"
+    cuda: str  # "12.9": the driver must support this CUDA
+    branches: tuple[str, ...]  # "535", ...: driver branches it also starts on, for the brands below
+    brands: tuple[str, ...]  # "tesla", "nvidia", ... as NVML names them (lower case)
+    grade: str
+    sources: tuple[str, ...]
 
 
 class CudaImage(NamedTuple):
@@ -22,9 +38,16 @@ class CudaImage(NamedTuple):
     cudnn: str = ""  # the cuDNN inside its cudnn images
     grade: str = "declared"
     sources: tuple[str, ...] = ()
+    require: tuple[Requirement, ...] = ()  # NVIDIA_REQUIRE_CUDA where read; an Ubuntu and machine missing: not known
 
     def tag(self, flavour: str, os_name: str) -> str:
         return f"{self.cuda}-{flavour}-{os_name}"
+
+    def requirement(self, os_name: str, arch: str) -> Optional[Requirement]:
+        """The image's NVIDIA_REQUIRE_CUDA on that Ubuntu and machine, where the data has it.
+        Every flavour has its base image's: the others are built FROM it and do not set it again."""
+        machine = _ARCH.get(arch, arch)
+        return next((r for r in self.require if os_name in r.ubuntus and machine in r.machines), None)
 
 
 def read(doc: dict, dates: list[str]) -> tuple[CudaImage, ...]:
@@ -37,19 +60,58 @@ def read(doc: dict, dates: list[str]) -> tuple[CudaImage, ...]:
         status = e.get("status", read_str)
         if status not in ("supported", "eol"):
             raise e.fail("status", "expected supported or eol")
+        flavours = e.get("flavours", _per_os)
         out.append(
             CudaImage(
                 cuda=cuda,
                 status=status,
-                flavours=e.get("flavours", _per_os),
+                flavours=flavours,
                 arch=e.get("arch", _per_os, required=False, default={}),
                 cudnn=e.get("cudnn", read_str, required=False, default=""),
+                grade=e.get("grade", read_grade),
+                sources=tuple(e.raw.get("source", ())),
+                require=e.get("require", partial(_requirements, e, cuda, tuple(flavours)), required=False, default=()),
+            )
+        )
+        e.finish()
+    return tuple(sorted(out, key=lambda i: Version(i.cuda), reverse=True))
+
+
+def _requirements(image: Entry, cuda: str, ubuntus: tuple[str, ...], raw: Any) -> tuple[Requirement, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("expected [[image.require]] tables")
+    out = []
+    for i, item in enumerate(raw, 1):
+        e = Entry(image.file, f"{image.where} [[image.require]] #{i}", item, image.sources)
+        need = e.get("cuda", read_str)
+        if need != ".".join(cuda.split(".")[:2]):
+            # NVIDIA's images ask for their own major.minor; another value is a copying slip
+            raise e.fail("cuda", f"expected {'.'.join(cuda.split('.')[:2])}, the image's own CUDA")
+        branches = e.get("branches", read_str_list)
+        if not all(b.isdigit() for b in branches):
+            raise e.fail("branches", 'expected driver branches: ["535", "550"]')
+        brands = e.get("brands", read_str_list)
+        if bool(branches) != bool(brands):
+            raise e.fail("brands", "branches and brands go together: both listed, or both empty")
+        machines = e.get("arch", read_str_list)
+        if not set(machines) <= set(_ARCH.values()):
+            raise e.fail("arch", f"expected machines among {sorted(_ARCH.values())}")
+        on = e.get("ubuntu", read_str_list)
+        if not set(on) <= set(ubuntus):
+            raise e.fail("ubuntu", f"expected Ubuntus the image has flavours for: {', '.join(ubuntus)}")
+        out.append(
+            Requirement(
+                ubuntus=tuple(on),
+                machines=tuple(machines),
+                cuda=need,
+                branches=tuple(branches),
+                brands=tuple(brands),
                 grade=e.get("grade", read_grade),
                 sources=tuple(e.raw.get("source", ())),
             )
         )
         e.finish()
-    return tuple(sorted(out, key=lambda i: Version(i.cuda), reverse=True))
+    return tuple(out)
 
 
 def _per_os(value: Any) -> dict[str, tuple[str, ...]]:
@@ -70,16 +132,21 @@ _ARCH = {"x86_64": "x86_64", "aarch64": "arm64"}
 PREFERRED = ("ubuntu24.04", "ubuntu22.04")
 
 
-def pick(images: tuple[CudaImage, ...], cuda: str, flavour: str, arch: str, prefer: tuple[str, ...] = PREFERRED) -> Optional[tuple[CudaImage, str]]:
+def pick(
+    images: tuple[CudaImage, ...], cuda: str, flavour: str, arch: str, prefer: tuple[str, ...] = PREFERRED, *, cudnn: Optional[str] = None
+) -> Optional[tuple[CudaImage, str]]:
     """(image, Ubuntu) of CUDA `cuda`'s release line (12.6: 12.6.x) that has `flavour` ("devel",
-    "runtime", or "cudnn-runtime": the cuDNN flavour as that release spells it) for the machine:
-    a supported image before an end-of-life one (NVIDIA deletes those), then the newest patch,
-    then the preferred Ubuntu. None where the data has no such image."""
+    "runtime", or "cudnn-runtime": the cuDNN flavour as that release spells it) for the machine,
+    and, with `cudnn`, whose cuDNN serves a build made with that one: a supported image before an
+    end-of-life one (NVIDIA deletes those), then the newest patch, then the preferred Ubuntu. None
+    where the data has no such image."""
     major_minor = ".".join(cuda.split(".")[:2])
     wanted_arch = _ARCH.get(arch, arch)
     found = []
     for image in images:
         if ".".join(image.cuda.split(".")[:2]) != major_minor:
+            continue
+        if cudnn is not None and not cudnn_serves(image.cudnn, cudnn):
             continue
         for os_name in prefer:
             spelled = cudnn_flavour(image, flavour, os_name)
@@ -92,6 +159,14 @@ def pick(images: tuple[CudaImage, ...], cuda: str, flavour: str, arch: str, pref
         return None
     _key, image, os_name = max(found, key=lambda f: f[0])
     return image, os_name
+
+
+def cudnn_serves(have: str, built_with: str) -> bool:
+    """Whether an image's cuDNN (9.10.2.21) loads for a build made with `built_with` (9.1): the
+    same major, no older (the solver's own rule, search.py: a 9.x build runs on 9.y, y >= x)."""
+    if not have:
+        return False
+    return have.split(".")[0] == built_with.split(".")[0] and Version(have) >= Version(built_with)
 
 
 def cudnn_flavour(image: CudaImage, flavour: str, os_name: str) -> Optional[str]:

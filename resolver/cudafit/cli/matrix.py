@@ -76,6 +76,13 @@ def matrix(
         raise click.UsageError(f"a matrix shows one framework: give {family} or {others[0]}, one per run")
     spec_text = " ".join(s for s in specs if any(op in s for op in "<>=!~"))
     result = compute(family, wanted, families[family], machines, matrices, policy, start, spec_text, left_out)
+    if fmt in ("github", "gitlab"):
+        from cudafit.matrix.ci import entries, no_common_build
+
+        if not entries(result):
+            # GitHub Actions and GitLab both reject an empty matrix: nothing is written, the reason is said
+            click.echo(f"cudafit: error: {no_common_build(result)}", err=True)
+            return 1
     text = _render(result, fmt, as_json)
     if output is None:
         click.echo(text, nl=False)

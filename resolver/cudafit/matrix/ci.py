@@ -1,7 +1,9 @@
 """The matrix as a CI matrix: per release, the build resolve would take that runs on every group
 (the targets), plus the build of the newest release that needs the oldest driver (so a suite also
 runs where the targets' oldest drivers are); as GitHub Actions' `{"include": [...]}` (one line,
-for `$GITHUB_OUTPUT` and `fromJSON`) or a GitLab job template with `parallel:matrix`."""
+for `$GITHUB_OUTPUT` and `fromJSON`) or a GitLab job template with `parallel:matrix`. Where no
+build runs on every target there is no matrix to write (both CI systems reject an empty one):
+`no_common_build` says why instead."""
 
 from __future__ import annotations
 
@@ -32,6 +34,30 @@ def entries(matrix: Matrix) -> list[dict[str, Any]]:
         if floors and first and min(floors)[0] < Version(first):
             out.append({**_entry(matrix, python, newest, min(floors)[1]), "oldest_driver": True})
     return out
+
+
+def no_common_build(matrix: Matrix) -> str:
+    """Why no build of the matrix's releases runs on every target, in a few words: the targets
+    where none runs at all, else what each target would take."""
+    releases = f"{matrix.releases[-1]} to {matrix.releases[0]}" if len(matrix.releases) > 1 else "".join(matrix.releases)
+    where = "every machine" if len(matrix.groups) > 1 else "the machine"
+    said = f"no {matrix.family} build of {releases or 'the releases asked for'} runs on {where}, and a CI matrix cannot be empty"
+    # A group's ranking spans every release; only the matrix's rows count here.
+    runs = {g.label: [(r, t) for r, t in g.order if r in matrix.releases] for g in matrix.groups}
+    taken = [runs[g.label][0] for g in matrix.groups if runs[g.label]]
+    none = [g for g in matrix.groups if not runs[g.label]]
+    if none:
+        # A target that runs nothing: said, with why a build another target takes (else the
+        # newest release's first build) fails there.
+        parts = []
+        for g in none:
+            newest = [(matrix.releases[0], t) for t in matrix.tags] if matrix.releases else []
+            example = next((k for k in [*taken, *newest] if k in g.cells and g.cells[k].reason), None)
+            parts.append(g.label + (f": e.g. {example[0]} {example[1]}: {g.cells[example].reason}" if example else ""))
+        return f"{said}: none runs on {'; '.join(parts)}"
+    # Each target runs something, but not the same build: what each would take.
+    each = ", ".join(f"{g.label}: {runs[g.label][0][0]} {runs[g.label][0][1]}" for g in matrix.groups)
+    return f"{said}: the machines share no build ({each})"
 
 
 def _entry(matrix: Matrix, python: Optional[str], release: str, tag: str) -> dict[str, Any]:
