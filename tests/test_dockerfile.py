@@ -461,3 +461,15 @@ def test_a_find_links_page_is_no_extra_index(tmp_path: Path):
     )
     code, out = check_text(tmp_path, text)
     assert code == 0 and "CF006" not in out, out
+
+
+def test_a_cuda_image_base_takes_the_builds_the_drivers_own_cuda_runs():
+    # R580 runs CUDA 13.0 itself; an image of CUDA 13.2 would ask for 595 at docker run (NVIDIA_REQUIRE_CUDA)
+    args = ["resolve", "torch", "flash-attn", "--gpu", "NVIDIA GeForce RTX 4090", "--driver", "580.65.06", *LINUX]
+    result = CliRunner().invoke(main, [*args, "--format", "dockerfile"])
+    assert result.exit_code == 0, result.output
+    base = next(line for line in result.stdout.splitlines() if line.startswith("FROM "))
+    assert base.startswith("FROM nvidia/cuda:13.0.") and "refuses the described" not in result.stdout
+    assert "chose builds whose CUDA driver 580.65.06 runs itself" in result.stderr
+    plain = CliRunner().invoke(main, [*args, "--format", "pip"])  # other forms keep minor-version compatibility
+    assert plain.exit_code == 0 and "chose builds whose CUDA" not in plain.stderr
