@@ -50,6 +50,22 @@ class CudaImage(NamedTuple):
         return next((r for r in self.require if os_name in r.ubuntus and machine in r.machines), None)
 
 
+def refuses(requirement: Requirement, own_driver: str, driver: str, gpu_names: tuple[str, ...]) -> bool:
+    """Whether the NVIDIA Container Toolkit refuses, for sure, to start an image of this
+    NVIDIA_REQUIRE_CUDA on a driver: older than the image's own CUDA driver (`own_driver`), and its
+    branch excepted for none of the GPUs' brands. GeForce cards are told by their name (NVML's
+    brands for them are geforce and geforcertx); other brands are not, so an excepted branch on
+    another GPU is not for sure."""
+    from cudafit.records import driver_key
+
+    if driver_key(driver) >= driver_key(own_driver):
+        return False
+    if driver.split(".")[0] not in requirement.branches:
+        return True
+    geforce = bool(gpu_names) and all("geforce" in name.lower() for name in gpu_names)
+    return geforce and not {"geforce", "geforcertx"} & set(requirement.brands)
+
+
 def read(doc: dict, dates: list[str]) -> tuple[CudaImage, ...]:
     out = []
     for e in table_entries(FILE, doc, "image", "cuda", dates):

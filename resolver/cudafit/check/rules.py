@@ -1,4 +1,4 @@
-"""The registry of `cudafit check`'s rules: each rule's stable code (CF000-CF019), name, severity and
+"""The registry of `cudafit check`'s rules: each rule's stable code (CF000-CF020), name, severity and
 summary; `finding`, which gives a finding its rule's severity; and `Target`, the machines the
 pinned set must run on. The rule bodies live in modules of their own (index_rules, platform_rules,
 build_rules, conda_rules, joint_rules) and `evaluate.check_document` runs them: this module sits
@@ -40,6 +40,12 @@ RULES = (
     Rule("CF017", "requirements-contradict", "error", "two requirements of one package (a constraint included) that no version meets together"),
     Rule("CF018", "past-last-release", "error", "a spec that admits the releases that dropped a target's GPU (torch>=2.4 on a V100: 2.15 has no sm_70)"),
     Rule("CF019", "image-toolkit-differs", "error", "a Dockerfile builds extensions with its devel image's nvcc, of another CUDA major than its torch"),
+    Rule(
+        "CF020",
+        "image-refused-on-target",
+        "error",
+        "a Dockerfile's image that does not start on a target's driver (NVIDIA_REQUIRE_CUDA, NGC's floor)",
+    ),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
 

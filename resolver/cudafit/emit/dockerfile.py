@@ -133,9 +133,8 @@ def _system_cuda(resolution: Resolution, matrices: Matrices) -> list[Candidate]:
 def refused_at_run(resolution: Resolution, matrices: Matrices) -> bool:
     """Whether `docker run` refuses the answer's nvidia/cuda base on the described host for sure: its
     NVIDIA_REQUIRE_CUDA asks for the driver of the image's own CUDA (no minor-version compatibility),
-    and excepts the host's branch for none of its GPUs' brands. GeForce cards are told by their name
-    (NVML's brands for them are geforce and geforcertx); where that is unclear, not for sure."""
-    from cudafit import rules
+    and excepts the host's branch for none of its GPUs' brands (cuda_images.refuses)."""
+    from cudafit import cuda_images, rules
 
     machine = resolution.machine
     if not machine.driver or not (compiled_here(resolution) or _system_cuda(resolution, matrices)):
@@ -149,12 +148,9 @@ def refused_at_run(resolution: Resolution, matrices: Matrices) -> bool:
     image, os_name = base.cuda_image
     own = rules.own_driver(matrices, machine, Version(".".join(image.cuda.split(".")[:2])))
     requirement = image.requirement(os_name, machine.arch or "x86_64")
-    if not own or requirement is None or driver_key(machine.driver) >= driver_key(own):
+    if not own or requirement is None:
         return False
-    if machine.driver.split(".")[0] not in requirement.branches:
-        return True
-    geforce = bool(machine.gpus) and all("geforce" in (g.name or "").lower() for g in machine.gpus)
-    return geforce and not {"geforce", "geforcertx"} & set(requirement.brands)
+    return cuda_images.refuses(requirement, own, machine.driver, tuple(g.name or "" for g in machine.gpus))
 
 
 def _base(resolution: Resolution, matrices: Matrices) -> Base:
