@@ -820,3 +820,11 @@ def test_jax_cuda_is_checked_as_the_extra_it_repeats(tmp_path):
     alias = codes(tmp_path, {"requirements.txt": "jax[cuda]==0.10.2\ntorch==2.15.0\n"})
     named = codes(tmp_path, {"requirements.txt": "jax[cuda12]==0.10.2\ntorch==2.15.0\n"})
     assert alias == named and "CF005" in alias
+
+
+@pytest.mark.parametrize("line", [
+    "bitsandbytes==0.41.1; platform_system == 'Windows'",  # a py3-none-any wheel installs there (PyPI's files)
+    "torch>=0.0.0.dev0; platform_machine == 's390x'",  # llama.cpp's line for s390x: no platform the data knows
+])
+def test_cf009_claims_only_where_the_data_knows_the_platform(tmp_path, line):
+    assert "CF009" not in codes(tmp_path, {"requirements.txt": line + "\n"})

@@ -319,3 +319,83 @@ def test_nvml_is_taken_first_where_its_bindings_are_installed(tmp_path: Path):
     doc = json.loads(done.stdout)
     assert doc["gpu_source"] == "nvml" and doc["gpus"][0]["memory_total_mib"] == 49140 and doc["gpus"][0]["power_w_p50"] is None
     assert {f["code"] for f in doc["findings"]} == {"WA001", "WA002"}
+
+
+# --- what a newcomer's try found (issue 30, second pass) ----------------------------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stand-in nvidia-smi and /proc are Linux's")
+class TestSecondPass:
+    def test_an_idle_gpu_that_holds_memory_is_named(self, tmp_path: Path):
+        # the rows of the recorded run before it got busy, memory grown and utilisation near 0
+        ticks = [["0, NVIDIA A100-SXM4-80GB, 0, 500, 81920, [N/A], [N/A]"]] * 5 + [["0, NVIDIA A100-SXM4-80GB, 3, 60000, 81920, [N/A], [N/A]"]] * 40
+        found = codes(watch(tmp_path, ticks, lasting(ticks), "--json"))
+        assert "WA001" in found and found["WA001"]["evidence"]["utilization"]["p50"] == 3.0
+
+    def test_a_failed_run_that_says_why_gets_its_line(self, tmp_path: Path):
+        ticks = [["0, NVIDIA GeForce RTX 3090, 0, 300, 24576, [N/A], [N/A]"]] * 3
+        line = "AssertionError: Torch not compiled with CUDA enabled"
+        done = watch(tmp_path, ticks, f"import sys\nsys.stderr.write({line!r} + '\\n')\nsys.exit(1)", "--json")
+        assert done.returncode == 1
+        found = codes(done)
+        assert "WA005" in found and "Torch not compiled with CUDA enabled" in found["WA005"]["message"]
+
+    def test_readings_that_are_not_there_claim_nothing(self, tmp_path: Path):
+        ticks = [["0, NVIDIA A100-SXM4-80GB MIG 1g.10gb, [N/A], [N/A], [N/A], [N/A], [N/A]"]] * 30
+        assert codes(watch(tmp_path, ticks, lasting(ticks), "--json")) == {}
+
+    def test_an_nvidia_smi_that_prints_nothing_readable_is_said(self, tmp_path: Path):
+        done = watch(tmp_path, [["Unable to determine the device handle for GPU0000:01:00.0: Unknown Error"]] * 5, lasting([[""]] * 5), "--json")
+        doc = json.loads(done.stdout)
+        assert doc["gpus"] == [] and any("gave no reading" in n for n in doc["notes"]) and doc["findings"] == []
+
+    def test_json_after_output_without_a_newline_starts_its_own_line(self, tmp_path: Path):
+        done = watch(tmp_path, [], "import sys; sys.stdout.write('no newline')", "--json")
+        first, rest = done.stdout.decode().split("\n", 1)
+        assert first == "no newline" and json.loads(rest)["exit_code"] == 0
+
+    def test_a_closed_reader_ends_the_command_as_it_would_alone(self, tmp_path: Path):
+        env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": os.path.dirname(sys.executable)}
+        proc = subprocess.Popen([sys.executable, "-m", "cudafit", "watch", "--", sys.executable, "-c", "while True: print('y')"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # as `| head -1` does
+        assert proc.wait(timeout=60) != 0  # the command met the closed pipe (BrokenPipeError), and watch ended
+
+    def test_sigterm_to_watch_reaches_the_command_and_the_report_is_printed(self, tmp_path: Path):
+        import signal
+        import time
+
+        env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": os.path.dirname(sys.executable)}
+        proc = subprocess.Popen([sys.executable, "-m", "cudafit", "watch", "--interval", "0.1", "--", sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + signal.SIGTERM and b"cudafit watch:" in err
+
+
+def test_bad_input_before_anything_runs(tmp_path: Path):
+    marker = tmp_path / "ran"
+    run_me = f"open({str(marker)!r}, 'w').close()"
+    for args, said in [
+        (("--interval", "nan", "--", sys.executable, "-c", run_me), "--interval"),
+        (("--pid", "999999999"), "no such process"),
+        (("-o", str(tmp_path / "missing" / "x.json"), "--", sys.executable, "-c", run_me), "its folder does not exist"),
+        (("--jsn", "--", sys.executable, "-c", run_me), "no such option: --jsn"),
+    ]:
+        done = subprocess.run([sys.executable, "-m", "cudafit", "watch", *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not marker.exists()
+
+
+def test_workers_that_come_and_go_count_once_reaped(tmp_path: Path):
+    hz = os.sysconf("SC_CLK_TCK")
+    _proc(tmp_path, {100: (1, 0, 0)}, (0, 0, 0, 0, 0, 0, 0, 0))
+    sampler = HostSampler(100, tmp_path)
+    sampler.sample(0.0)
+    # a worker ran for a second and was reaped: its time is in its parent's cutime (stat field 16)
+    rest = ["S", "1"] + ["0"] * 9 + ["0", "0", str(hz), "0"] + ["0"] * 8
+    (tmp_path / "100" / "stat").write_text(f"100 (python) {' '.join(rest)}\n")
+    sample = sampler.sample(1.0)
+    assert sample is not None and sample.cpu_cores == pytest.approx(1.0)

@@ -9,12 +9,13 @@ import re
 from typing import Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, holds_in, names_extra
-from cudafit.check.indexes import torch_variant
+from cudafit.check.indexes import other_index, serving_urls, torch_variant
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
 from cudafit.check.rules import finding
-from cudafit.records import Matrices, TorchRelease
+from cudafit.records import PLATFORMS, PURE, Matrices, TorchRelease
 
 
 def marked_builds(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
@@ -61,6 +62,12 @@ def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torch
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             continue
+        # Nightlies are not in the data: a spec that names a pre-release or a nightly index
+        # (llama.cpp's `torch>=0.0.0.dev0; platform_machine == "s390x"`) is about builds it cannot judge.
+        if any(Version(s.version.rstrip(".*")).is_prerelease for s in spec if _parses(s.version)) or any(
+            torch_variant(u) == "nightly" or other_index(doc, pin) for u in serving_urls(doc, pin)
+        ):
+            continue
         release = next((r for r in matrices.torch if spec.contains(r.version)), None)
         tag = release.pypi_variant.get("linux-x86_64") if release is not None else None
         build = next((b for b in release.builds if b.tag == tag and b.cuda is not None), None) if release is not None and tag else None
@@ -76,6 +83,14 @@ def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torch
             )
         )
     return out
+
+
+def _parses(text: str) -> bool:
+    try:
+        Version(text.rstrip(".*"))
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _marker_allows(marker: str, places: list[tuple[str, Optional[str]]]) -> bool:
@@ -105,6 +120,12 @@ def marker_excludes_all(doc: Document, matrices: Matrices, releases: dict[str, T
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             continue
+        # Nightlies are not in the data: a spec that names a pre-release or a nightly index
+        # (llama.cpp's `torch>=0.0.0.dev0; platform_machine == "s390x"`) is about builds it cannot judge.
+        if any(Version(s.version.rstrip(".*")).is_prerelease for s in spec if _parses(s.version)) or any(
+            torch_variant(u) == "nightly" or other_index(doc, pin) for u in serving_urls(doc, pin)
+        ):
+            continue
         if pin.version is not None:
             matching = [r for r in families[pin.name].releases(matrices) if str(r.version) == pin.version]
         else:
@@ -112,6 +133,14 @@ def marker_excludes_all(doc: Document, matrices: Matrices, releases: dict[str, T
         if not matching:
             continue
         where = {(p, py) for r in matching for p in r.platforms for py in r.pythons(p)}
+        # where PyPI's files install, as well as where the builds run (bitsandbytes 0.41's
+        # py3-none-any wheel installs on Windows too; an sdist may build anywhere: no claim)
+        files = {str(f.version): f for f in matrices.wheel_files.get(pin.name, ())}
+        installs = [files[str(r.version)] for r in matching if str(r.version) in files]
+        if any(f.sdist for f in installs):
+            continue
+        # a pure wheel ("any") installs on every platform
+        where |= {(q, py) for f in installs for p, pys in f.wheels.items() for q in (PLATFORMS if p == PURE else (p,)) for py in pys}
         if not _marker_allows(pin.marker, sorted(where)):
             out.append(
                 finding(

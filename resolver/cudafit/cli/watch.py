@@ -20,18 +20,30 @@ if TYPE_CHECKING:
 def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[str], command: tuple[str, ...]) -> int:
     """Run COMMAND (after --), pass its output through, sample the GPUs and its processes, and
     report the warning signs on stderr at the end; exits with the command's exit code."""
+    import math
+    from pathlib import Path
+
     from cudafit import fileio
     from cudafit.watch.findings import judge
     from cudafit.watch.report import as_json as to_json
     from cudafit.watch.report import text
+    from cudafit.watch.runner import alive
     from cudafit.watch.runner import watch as run_watch
 
+    if not math.isfinite(interval):
+        raise click.BadParameter(f"{interval}: expected a number of seconds", param_hint="'--interval'")
     if pid is None and not command:
         raise click.UsageError("give a command after --, or --pid PID")
     if pid is not None and command:
         raise click.UsageError("--pid follows a running process; give no command with it")
+    if command and command[0].startswith("-"):
+        raise click.UsageError(f"no such option: {command[0]} (the command goes after --)")
+    if pid is not None and not alive(pid):
+        raise click.BadParameter(f"{pid}: no such process", param_hint="'--pid'")
     if output is not None:
-        fileio.check_output(output)
+        fileio.check_output(output)  # before the run: a report that cannot be written would lose it
+        if not Path(output).resolve().parent.is_dir():
+            raise click.BadParameter(f"{output}: its folder does not exist", param_hint="'-o'")
     try:
         watched = run_watch(list(command), interval, pid)
     except FileNotFoundError as exc:
@@ -43,7 +55,7 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
         if output:
             fileio.write_output(output, body)
         else:
-            click.echo(body, nl=False)
+            click.echo(("\n" if watched.open_line else "") + body, nl=False)  # on a line of its own
     return watched.exit_code if watched.exit_code is not None else 0
 
 

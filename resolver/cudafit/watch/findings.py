@@ -34,7 +34,8 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
     """Every finding, errors first. `bf16_gpus`: the indexes of GPUs with bfloat16 in hardware
     (compute capability 8.0 and up), for the out-of-memory advice; `cause`: doctor's explanation
     of a GPU never used, where it has one."""
-    by_gpu = _series(w.gpus)
+    # a GPU without readings (every field [N/A], as MIG slices report) says nothing either way
+    by_gpu = {i: s for i, s in _series(w.gpus).items() if any(x.util is not None or x.mem_used is not None for x in s)}
     used = {i: s for i, s in by_gpu.items() if _used(s)}
     out = _failures(w.events, by_gpu, used, bf16_gpus)
     if not used:
@@ -72,14 +73,18 @@ def _used(series: list[GpuSample]) -> bool:
 
 
 def _steady(series: list[GpuSample]) -> list[GpuSample]:
-    """From the first of SETTLED busy samples in a row (a lone spike while a model loads is not
-    the start) to the last busy sample."""
+    """From the first of SETTLED busy samples in a row (a lone spike while a model loads is not the
+    start) to the last busy one; on a GPU never busy whose memory grew (a run that holds memory and
+    waits), from that growth to the end."""
     busy = [(s.util or 0) >= BUSY for s in series]
-    if not any(busy):
-        return []
-    first = next((i for i in range(len(busy)) if all(busy[i : i + SETTLED])), busy.index(True))
-    last = len(busy) - 1 - busy[::-1].index(True)
-    return series[first : last + 1]
+    if any(busy):
+        first = next((i for i in range(len(busy)) if all(busy[i : i + SETTLED])), busy.index(True))
+        last = len(busy) - 1 - busy[::-1].index(True)
+        return series[first : last + 1]
+    memory = [s.mem_used for s in series]
+    base = next((m for m in memory if m is not None), None)
+    grown = next((i for i, m in enumerate(memory) if m is not None and base is not None and m - base >= MEMORY_GROWTH), None)
+    return series[grown:] if grown is not None else []
 
 
 def _label(w: Watched, index: int) -> str:
@@ -107,7 +112,7 @@ def _idle(label: str, index: int, steady: list[GpuSample], host: tuple[HostSampl
         evidence["cpu_cores"] = _percentiles(cores)
     if waits:
         evidence["iowait"] = round(median(waits), 3)
-    said = f"{label} was mostly idle: utilisation {median(util):.0f}% at the median (p90 {evidence['utilization']['p90']}%)"  # type: ignore[index]
+    said = f"{label} was mostly idle: utilisation {median(util):.0f}% at the median (p90 {evidence['utilization']['p90']:.0f}%)"  # type: ignore[index]
     advice = (
         "give the DataLoader worker processes (num_workers: a few per GPU, up to the CPU cores) with pin_memory=True and persistent_workers=True",
         "move the data to fast local storage, or cache decoded samples; prefetch the next batches",
@@ -158,7 +163,7 @@ def _stalls(label: str, index: int, steady: list[GpuSample]) -> list[Finding]:
     start: Optional[float] = None
     for i in range(1, len(steady)):
         if low[i] and start is None:
-            start = steady[i - 1].t
+            start = steady[i].t
         elif not low[i] and start is not None:
             runs.append((start, steady[i].t - start))
             start = None
@@ -226,11 +231,15 @@ def _failures(events: tuple[OutputEvent, ...], by_gpu: dict[int, list[GpuSample]
 
 
 def _never_used(w: Watched, by_gpu: dict[int, list[GpuSample]], cause: Optional[str]) -> Optional[Finding]:
-    if not by_gpu or min(len(s) for s in by_gpu.values()) < 3 or w.exit_code not in (0, None):
-        return None  # nothing sampled, too short a run, or a run that failed first (said above)
-    evidence: dict[str, object] = {"gpus": sorted(by_gpu), "samples": len(w.gpus), "seconds": round(w.duration, 1)}
-    said = "the run never used the GPU: no GPU did work and no GPU's memory grew"
+    """No GPU did work: said where the output tells why (a CPU-only build, no driver, JAX's CPU
+    fallback: whatever the exit code and however short the run), or where GPUs were sampled long
+    enough through a run that ended well."""
     told = [e for e in w.events if e.kind in ("cpu-only-build", "no-driver", "cuda-init", "jax-cpu-fallback", "tf-gpu-libraries", "driver-too-old")]
+    sampled = bool(by_gpu) and min(len(s) for s in by_gpu.values()) >= 3
+    if not told and (not sampled or w.exit_code not in (0, None)):
+        return None  # nothing to go on, too short a run, or a run that failed first (said above)
+    evidence: dict[str, object] = {"gpus": sorted(by_gpu), "samples": len(w.gpus), "seconds": round(w.duration, 1)}
+    said = "the run never used the GPU" + (": no GPU did work and no GPU's memory grew" if sampled else "")
     if told:
         evidence["line"] = told[0].line
         said += f"; the output says why: {told[0].line[:160]}"

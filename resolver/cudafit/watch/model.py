@@ -52,3 +52,4 @@ class Watched(NamedTuple):
     gpu_names: tuple[tuple[int, str], ...] = ()
     interval: float = 1.0
     notes: tuple[str, ...] = ()  # what could not be sampled, and why
+    open_line: bool = False  # the command's stdout ended without a newline: a report after it starts one

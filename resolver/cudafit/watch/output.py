@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Optional
 
 from cudafit.watch.model import OutputEvent
 
@@ -29,18 +29,19 @@ PATTERNS = {
     "tf-gpu-libraries": re.compile(r"Cannot dlopen some GPU libraries|Could not load dynamic library 'lib(cud|cublas|cufft|curand|cusolver|cusparse)"),
     "nccl": re.compile(r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError"),
 }
-_HINTS = re.compile(r"CUDA|OOM|OutOfMemory|RESOURCE_EXHAUSTED|kernel image|driver|jaxlib|dlopen|dynamic library|nccl", re.IGNORECASE)
+# the same, on bytes: each chunk is searched whole in C, and only a matching line is decoded
+_PATTERNS_BYTES = {kind: re.compile(pattern.pattern.encode()) for kind, pattern in PATTERNS.items()}
 
 
 def scan(line: str) -> list[str]:
-    if not _HINTS.search(line):
-        return []
     return [kind for kind, pattern in PATTERNS.items() if pattern.search(line)]
 
 
-def pump(source: BinaryIO, sink: BinaryIO, stream: str, events: list[OutputEvent], clock: Callable[[], float]) -> None:
+def pump(source: BinaryIO, sink: BinaryIO, stream: str, events: list[OutputEvent], clock: Callable[[], float], ends: Optional[dict[str, bytes]] = None) -> None:
     """Copy `source` to `sink` chunk by chunk as it arrives (a progress bar stays live) and record
-    the failure lines; returns at end of file."""
+    the failure lines; returns at end of file. Where `sink` is closed (`watch -- yes | head -1`),
+    `source` is closed too, so the command meets the closed pipe as it would without watch.
+    `ends[stream]`: the last byte passed through."""
     counts: dict[str, int] = {}
     pending = b""
     fd = source.fileno()
@@ -51,22 +52,33 @@ def pump(source: BinaryIO, sink: BinaryIO, stream: str, events: list[OutputEvent
         try:
             sink.write(chunk)
             sink.flush()
-        except (BrokenPipeError, ValueError):  # our own output closed: keep draining the command's
-            pass
-        pending += chunk
-        *lines, pending = re.split(rb"[\r\n]", pending)
-        if len(pending) > _BUFFER:
-            lines.append(pending)
-            pending = b""
-        for raw in lines:
-            if raw:
-                _note(raw.decode("utf-8", "replace"), stream, events, counts, clock)
-    if pending:
-        _note(pending.decode("utf-8", "replace"), stream, events, counts, clock)
+        except (BrokenPipeError, ValueError):
+            source.close()
+            return
+        if ends is not None:
+            ends[stream] = chunk[-1:]
+        data = pending + chunk
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1  # whole lines now; the unfinished one waits
+        if len(data) - cut > _BUFFER:
+            cut = len(data)  # a line without end (a progress bar): searched in pieces
+        _search(data[:cut], stream, events, counts, clock)
+        pending = data[cut:]
+    _search(pending, stream, events, counts, clock)
 
 
-def _note(line: str, stream: str, events: list[OutputEvent], counts: dict[str, int], clock: Callable[[], float]) -> None:
-    for kind in scan(line):
+def _search(data: bytes, stream: str, events: list[OutputEvent], counts: dict[str, int], clock: Callable[[], float]) -> None:
+    found = []
+    for kind, pattern in _PATTERNS_BYTES.items():
         if counts.get(kind, 0) < _PER_KIND:
-            counts[kind] = counts.get(kind, 0) + 1
-            events.append(OutputEvent(kind, line.strip()[:LINE_LIMIT], stream, clock()))
+            found += [(m.start(), m.end(), kind) for m in pattern.finditer(data)]
+    for at, end, kind in sorted(found):  # in the order the lines were printed
+        if counts.get(kind, 0) >= _PER_KIND:
+            continue
+        start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
+        stops = [i for i in (data.find(b"\n", end), data.find(b"\r", end)) if i >= 0]
+        _note(data[start : min(stops) if stops else len(data)].decode("utf-8", "replace"), stream, events, counts, clock, kind)
+
+
+def _note(line: str, stream: str, events: list[OutputEvent], counts: dict[str, int], clock: Callable[[], float], kind: str) -> None:
+    counts[kind] = counts.get(kind, 0) + 1
+    events.append(OutputEvent(kind, line.strip()[:LINE_LIMIT], stream, clock()))

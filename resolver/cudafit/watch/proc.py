@@ -41,13 +41,14 @@ def _stat_fields(path: Path) -> Optional[list[str]]:
 
 
 def cpu_ticks(pids: list[int], root: Path) -> tuple[int, int]:
-    """User and system time of the processes, in clock ticks (fields 14 and 15 of stat), and how
-    many of them are running or runnable now (state R)."""
+    """User and system time of the processes and of their children they have waited for, in clock
+    ticks (stat's fields 14-17: short-lived workers count once reaped), and how many of them are
+    running or runnable now (state R)."""
     total = runnable = 0
     for pid in pids:
         fields = _stat_fields(root / str(pid) / "stat")
-        if fields is not None and len(fields) > 12:
-            total += int(fields[11]) + int(fields[12])
+        if fields is not None and len(fields) > 14:
+            total += sum(int(v) for v in fields[11:15])
             runnable += fields[0] == "R"
     return total, runnable
 

@@ -70,7 +70,7 @@ def as_json(w: Watched, findings: list[Finding]) -> dict:
 
 
 def text(w: Watched, findings: list[Finding]) -> str:
-    ended = "still running when watch stopped" if w.exit_code is None else f"exit {w.exit_code}"
+    ended = f"exit {w.exit_code}" if w.exit_code is not None else f"process {w.pid} followed"
     lines = [f"cudafit watch: {w.duration:.1f} s, {ended}; GPUs sampled through {w.gpu_source}"]
     rows = gpu_rows(w)
     if rows:

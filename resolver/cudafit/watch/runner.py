@@ -1,6 +1,8 @@
 """Runs the command (or follows a process), samples while it lives, and returns what it measured.
 The command's output passes through as it comes and its exit code is kept; Ctrl-C goes to the
-command (it shares the terminal's process group), and watch waits for it to end to report."""
+command (it shares the terminal's process group), and watch waits for it to end to report;
+SIGTERM and SIGHUP sent to watch are passed on to the command, which ends as it would alone.
+Following a process (--pid), Ctrl-C ends the following and reports what was seen."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
         return time.monotonic() - start
 
     events: list[OutputEvent] = []
+    ends: dict[str, bytes] = {}
     child: Optional[subprocess.Popen[bytes]] = None
     pumps: list[threading.Thread] = []
     if pid is None:  # the command starts first: the samplers' set-up does not delay it
@@ -34,7 +37,7 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
             raise FileNotFoundError(f"{command[0]}: {exc.strerror or exc}") from None
         pid = child.pid
         for stream, sink, name in ((child.stdout, sys.stdout.buffer, "stdout"), (child.stderr, sys.stderr.buffer, "stderr")):
-            thread = threading.Thread(target=pump, args=(stream, sink, name, events, clock), daemon=True)
+            thread = threading.Thread(target=pump, args=(stream, sink, name, events, clock, ends), daemon=True)
             thread.start()
             pumps.append(thread)
     gpu, notes = _gpu_sampler(interval, start)
@@ -42,12 +45,16 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     if not host.available:
         notes.append("CPU use and I/O wait are not measured here (no /proc)")
     samples: list[HostSample] = []
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if child is not None else None  # the command takes Ctrl-C
+    previous = _pass_signals(child)
+    ended = False
     try:
-        exit_code = _wait(child, pid, interval, host, samples, clock)
+        exit_code, ended = _wait(child, pid, interval, host, samples, clock)
+    except KeyboardInterrupt:  # following a process: Ctrl-C stops the following, not the process
+        exit_code = None
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        duration = clock()  # the run's, before the samplers' own stopping
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if gpu is not None:
             gpu.stop()
         for thread in pumps:
@@ -55,30 +62,56 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     if gpu is not None and gpu.failure:
         notes.append(gpu.failure)
     gpu_samples: tuple[GpuSample, ...] = tuple(gpu.samples) if gpu is not None else ()
+    if gpu is not None and not gpu_samples and not gpu.failure:
+        notes.append(f"{gpu.source} gave no reading cudafit could read")
     names = tuple(sorted(gpu.names.items())) if gpu is not None else ()
     source = "none" if gpu is None else gpu.source
-    return Watched(tuple(command), pid, exit_code, clock(), gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes))
+    if child is None:
+        notes.append(f"followed process {pid}: " + ("it ended" if ended else "stopped following before it ended"))
+    open_line = ends.get("stdout", b"\n") != b"\n"
+    return Watched(tuple(command), pid, exit_code, duration, gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes), open_line)
 
 
-def _wait(child: Optional[subprocess.Popen[bytes]], pid: int, interval: float, host: HostSampler, samples: list[HostSample], clock: Any) -> Optional[int]:
+def _pass_signals(child: Optional[subprocess.Popen[bytes]]) -> dict[int, Any]:
+    """Ctrl-C reaches the command through the terminal's process group: watch ignores it and waits.
+    SIGTERM and SIGHUP (a job scheduler, a closed terminal) are sent to watch alone: passed on."""
+    if child is None:
+        return {}
+    previous: dict[int, Any] = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+
+    def forward(signum: int, _frame: Any) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, forward)
+    return previous
+
+
+def _wait(
+    child: Optional[subprocess.Popen[bytes]], pid: int, interval: float, host: HostSampler, samples: list[HostSample], clock: Any
+) -> tuple[Optional[int], bool]:
+    """(the command's exit code, None for a followed process; whether it ended)."""
     host.sample(clock())
     while True:
         if child is not None:
             try:
                 code = child.wait(timeout=interval)
-                return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
+                return (code if code >= 0 else 128 - code), True  # killed by a signal: as a shell reports it
             except subprocess.TimeoutExpired:
                 pass
         else:
             time.sleep(interval)
-            if not _alive(pid):
-                return None
+            if not alive(pid):
+                return None, True
         sample = host.sample(clock())
         if sample is not None:
             samples.append(sample)
 
 
-def _alive(pid: int, proc_root: Path = Path("/proc")) -> bool:
+def alive(pid: int, proc_root: Path = Path("/proc")) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
