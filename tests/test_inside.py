@@ -1,7 +1,17 @@
 """`resolve --inside IMAGE` (issue 29): library builds that fit the torch an NGC image carries,
 installed beside it. The image's torch is NVIDIA's build of a pre-release that the libraries'
 exact torch pins do not admit; uv, with the image's torch family as overrides, installs them and
-keeps it: the oracle test below runs the emitted steps against a stand-in image."""
+keeps it: the oracle test below runs the emitted steps against a stand-in image.
+
+The emitted uv line carries --break-system-packages: NGC images from 25.01 (Ubuntu 24.04, Python
+3.12) keep the PEP 668 EXTERNALLY-MANAGED marker and set PIP_BREAK_SYSTEM_PACKAGES=1, which pip
+reads and uv does not. Sources: NVIDIA/bionemo-framework's Dockerfile at 915dd66c (search-index id
+28175609883), FROM nvcr.io/nvidia/pytorch:25.06-py3, sets UV_BREAK_SYSTEM_PACKAGES "since the
+pytorch base image has made the decision not to use a virtual environment and UV does not respect
+the PIP_BREAK_SYSTEM_PACKAGES environment variable set in the base dockerfile", while its pip lines
+need no flag; a runbook on nvcr.io/nvidia/pytorch:26.05-py3 (id 55589472064) sets it for `uv pip
+install --system` (PEP-668); ai-dynamo/dynamo pull request 2569 tests `uv pip install --system
+--break-system-packages` in the NGC container. No source here was run in an image by this project."""
 
 from __future__ import annotations
 
@@ -23,7 +33,7 @@ from packaging.version import Version
 
 from cudafit.cli import main
 from cudafit.containers import image
-from cudafit.containers.inside import torch_build
+from cudafit.containers.inside import resolve_inside, torch_builds
 from cudafit.errors import InputError
 from cudafit.loader import load
 
@@ -97,19 +107,144 @@ def test_a_torch_the_data_holds_only_as_a_line_is_not_taken_for_a_build():
 
 
 @pytest.mark.parametrize(
-    "release, cuda, tag",
-    [("2.8.0", "12.9", "cu129"), ("2.8.0", "12.9.1", "cu129"), ("2.8.0", "12.7", "cu126"), ("2.8.0", "12.1", "cu126"), ("2.8.0", "13.0", None), ("2.10.0", "13.1", "cu130")],
+    "release, cuda, tags",
+    [
+        ("2.8.0", "12.9", ["cu129", "cu128", "cu126"]),
+        ("2.8.0", "12.9.1", ["cu129", "cu128", "cu126"]),
+        ("2.8.0", "12.7", ["cu126", "cu128", "cu129"]),
+        ("2.8.0", "12.1", ["cu126", "cu128", "cu129"]),
+        ("2.8.0", "13.0", []),
+        ("2.10.0", "13.1", ["cu130"]),
+        ("2.13.0", "13.3", ["cu132", "cu130"]),
+    ],
 )
-def test_the_torch_build_that_stands_for_the_images_is_of_its_cuda(release, cuda, tag):
-    # same minor, else the newest below it, else the oldest above it; never another major
-    assert torch_build(Version(release), Version(cuda), load()) == tag
+def test_the_torch_builds_that_may_stand_for_the_images_are_of_its_cuda_major(release, cuda, tags):
+    # the image's minor, then those below it newest first, then those above it oldest first; never another major
+    assert torch_builds(Version(release), Version(cuda), load()) == tags
+
+
+def test_a_stand_in_that_fits_no_set_gives_way_to_the_next():
+    # 26.06 carries CUDA 13.3: torch 2.13.0+cu132 comes first, but xformers has no cu132 build, while
+    # 26.01 (13.1) and 26.03 (13.2) were matched to cu130 and fit: the CUDA minor no longer decides it
+    code, out, _err = run("--inside", "nvcr.io/nvidia/pytorch:26.06-py3", "xformers", *A100, "--driver", "610.43.02")
+    assert code == 0, out
+    assert "chosen: xformers==0.0.35  (CUDA 13.0; fits torch 2.13.0+cu130)" in out
+    assert "standing for the image's torch (its own build, against its CUDA 13.3.0); tried before it, fitting no set: torch 2.13.0+cu132" in out
+    doc = json.loads(run("--inside", "nvcr.io/nvidia/pytorch:26.06-py3", "xformers", *A100, "--driver", "610.43.02", "--json")[1])
+    assert doc["inside"]["matched_build"] == "torch==2.13.0+cu130"
+    assert doc["inside"]["stand_ins_tried"] == ["torch==2.13.0+cu132", "torch==2.13.0+cu130"]
+    # the stand-in's CUDA minor is not the image's: what the data says of xformers' loader is said
+    assert "xformers 0.0.35+cu130: cudafit's data says it loads its compiled code for torch's CUDA version and stands for CUDA ==13.0.* only" in out
+    for tag in ("26.01", "26.03"):
+        doc = json.loads(run("--inside", f"nvcr.io/nvidia/pytorch:{tag}-py3", "xformers", *A100, "--json")[1])
+        assert doc["ok"] and doc["inside"]["matched_build"].endswith("+cu130"), tag
+
+
+def test_when_no_stand_in_fits_each_tried_is_named_and_none_is_matched():
+    code, out, _err = run("--inside", "nvcr.io/nvidia/pytorch:25.06-py3", "vllm")
+    assert code == 1
+    assert "tried in turn for the image's torch (its own build, against its CUDA 12.9.1): torch 2.8.0+cu129, torch 2.8.0+cu128, torch 2.8.0+cu126; none fits" in out
+    doc = json.loads(run("--inside", "nvcr.io/nvidia/pytorch:25.06-py3", "vllm", "--json")[1])
+    assert doc["inside"]["matched_build"] is None and len(doc["inside"]["stand_ins_tried"]) == 3
+
+
+@pytest.mark.parametrize(
+    "tag, library, said",
+    [
+        # xformers 0.0.28 (the data's oldest) pins torch 2.4.1; releases for torch 2.3 and 2.1 are on PyPI, not in the data
+        ("24.03", "xformers", "cudafit's data holds xformers 0.0.28 (2024-09-12) to "),
+        ("23.10", "xformers", "cudafit's data holds xformers 0.0.28 (2024-09-12) to "),
+        ("25.06", "vllm", "cudafit's data holds vllm 0.19.0 (2026-04-03) to "),
+    ],
+)
+def test_a_gap_in_the_data_is_said_as_the_datas_coverage(tag, library, said):
+    code, out, _err = run("--inside", f"nvcr.io/nvidia/pytorch:{tag}-py3", library)
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith(said))
+    release = str(image.read(f"nvcr.io/nvidia/pytorch:{tag}-py3", load()).torch_release)
+    assert f"none of those is built for torch {release} (released " in line
+    assert f"and later, so an older {library} release may be built for it, but none is in the data" in line
+    doc = json.loads(run("--inside", f"nvcr.io/nvidia/pytorch:{tag}-py3", library, "--json")[1])
+    assert doc["inside"]["coverage"] == [line]
+
+
+def test_coverage_says_a_later_release_only_where_the_data_stops_before_the_torch():
+    code, out, _err = run("--inside", "torch=2.15.0a0+1,cuda=13.2,python=3.12", "vllm")
+    assert code == 1
+    assert "none of those is built for torch 2.15.0 (released 2026-10-28): they are built for torch 2.14.0 and earlier, so a later vllm release" in out
+    assert "an older vllm release" not in out
+
+
+def test_a_library_with_a_build_for_the_torch_is_not_called_a_gap():
+    # flash-attn 2.7.3 is built for torch 2.3: whatever else refuses it, the data holds one for it
+    _code, out, _err = run("--inside", "nvcr.io/nvidia/pytorch:24.03-py3", "xformers", "flash-attn")
+    assert "cudafit's data holds xformers" in out and "cudafit's data holds flash-attn" not in out
+
+
+def test_forward_compatibility_answers_the_libraries_for_the_images_own_driver():
+    # an A100 on driver 535 may run 25.12 (CUDA 13.1) through forward compatibility: the image's
+    # forward-compatibility libcuda is what the libraries load, so "driver < 580" refuses nothing
+    args = ["--inside", "nvcr.io/nvidia/pytorch:25.12-py3", "xformers", *A100, "--driver", "535.104.05"]
+    code, out, _err = run(*args)
+    assert code == 0, out
+    assert "whether the image runs here is not known" in out and "< 580" not in out
+    assert "should a data-center GPU run the image through forward compatibility" in out and "answered for driver 590.44.01" in out
+    doc = json.loads(run(*args, "--json")[1])
+    assert doc["host"]["runs"] is None and doc["assumed_driver"] == "590.44.01" and "forward compatibility" in doc["assumed_driver_why"]
+
+
+def test_a_host_that_runs_the_image_through_forward_compatibility_gets_the_images_driver():
+    data = load()
+    record = next(c for c in data.ngc_containers if c.framework == "pytorch" and c.tag == "25.12")
+    listed = data._replace(ngc_containers=(record._replace(forward_compat=("R535 >= 535.54",)),))
+    from cudafit.machine import MachineOptions, build_machine
+    from cudafit.records import Policy
+
+    machine = build_machine(MachineOptions(driver="535.104.05", gpus=("NVIDIA A100-SXM4-80GB",), os="linux", arch="x86_64"), listed)
+    answer = resolve_inside(["xformers"], image.read("nvcr.io/nvidia/pytorch:25.12-py3", listed), machine, listed, Policy())
+    assert answer.host is not None and answer.host.runs is True and answer.host.forward_compat
+    assert answer.ok and answer.assumed_driver == "590.44.01" and answer.resolution.machine.driver == "590.44.01"
+    assert answer.assumed_why == "inside the image, its CUDA forward-compatibility libraries stand in for the host driver's"
+
+
+def test_an_explicit_python_other_than_the_images_is_refused():
+    code, _out, err = run("--inside", "nvcr.io/nvidia/pytorch:25.06-py3", "xformers", "--python", "3.10")
+    assert code == 2 and "Python is 3.12 (reported in cudafit's data)" in err and "Traceback" not in err
+    code, _out, err = run("--inside", DESCRIBED, "xformers", "--python", "3.11")
+    assert code == 2 and "the described image's Python is 3.12" in err
+    code, _out, _err = run("--inside", "nvcr.io/nvidia/pytorch:25.06-py3", "xformers", "--python", "3.12", *A100)
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    "described, said",
+    [
+        ("torch=2.8.0a0+abc,cuda=13.0,python=3.12", "torch 2.8.0a0+abc is a pre-release of 2.8.0, which precedes that release"),
+        ("torch=2.8.0,cuda=13.0,python=3.12", "torch 2.8.0 is the release 2.8.0"),
+        ("torch=2.8.0.post1,cuda=13.0,python=3.12", "torch 2.8.0.post1 is a post-release of 2.8.0, which follows that release"),
+    ],
+)
+def test_the_image_torchs_relation_to_its_release_is_worded_from_its_version(described, said):
+    code, out, _err = run("--inside", described, "xformers")
+    assert code == 1 and "cudafit's data has no torch 2.8.0 build of CUDA 13" in out and said in out
+    assert ("precedes" in out) == ("a0" in described)
+
+
+def test_a_described_torch_line_is_matched_to_the_datas_release_as_written():
+    code, out, _err = run("--inside", "torch=2.8,cuda=12.9,python=3.12", "xformers", *A100)
+    assert code == 0 and "fits torch 2.8.0+cu129" in out and "2.8+cu129" not in out
+
+
+def test_a_stand_in_of_the_images_own_cuda_minor_needs_no_word():
+    _code, out, _err = run("--inside", "nvcr.io/nvidia/pytorch:25.06-py3", "xformers", *A100, "--driver", "575.51.03")  # CUDA 12.9.1
+    assert "fits torch 2.8.0+cu129" in out and "matched against" not in out and "its compiled code for torch" not in out
 
 
 def test_the_answer_keeps_the_images_torch_and_fits_its_release():
     code, out, _err = run("--inside", DESCRIBED, "xformers", *A100, "--driver", "575.51.03")
     assert code == 0, out
     assert "chosen: xformers==0.0.32.post2" in out and "fits torch 2.8.0+cu129" in out  # the xformers of torch 2.8.0, CUDA 12.9
-    assert "uv pip install --system --override /tmp/cudafit-image.txt" in out
+    assert "uv pip install --system --break-system-packages --override /tmp/cudafit-image.txt" in out
     assert "pip list --format=freeze" in out and "torch==2.8.0" not in out.split("install, in the image")[1].split("notes:")[0]
     assert "does not meet" in out and "undefined symbol" in out
 
@@ -202,9 +337,10 @@ def test_uv_runs_the_steps_and_keeps_the_images_torch(tmp_path: Path):
     subprocess.run(read, shell=True, check=True, timeout=120)
     assert (tmp_path / "image.txt").read_text().splitlines() == ["torch==2.8.0a0+5228986c39.nv25.5", "torchvision==0.23.0a0+428a54c"]
     install = steps[2].split()
-    assert install[:6] == ["uv", "pip", "install", "--system", "--override", "/tmp/cudafit-image.txt"]
+    assert install[:7] == ["uv", "pip", "install", "--system", "--break-system-packages", "--override", "/tmp/cudafit-image.txt"]
     url = install.index("--index-url")
-    args = [*local, "--find-links", str(index), "--override", str(tmp_path / "image.txt"), *install[6:url], *install[url + 2 :]]
+    # the flag as emitted (uv accepts it here, where no marker makes it needed)
+    args = [*local, install[4], "--find-links", str(index), "--override", str(tmp_path / "image.txt"), *install[7:url], *install[url + 2 :]]
     subprocess.run(args, check=True, timeout=120)
     listed = subprocess.run([UV, "pip", "list", "--python", str(python), "--format", "json"], capture_output=True, text=True, check=True, timeout=120)
     versions = {p["name"]: p["version"] for p in json.loads(listed.stdout)}

@@ -36,10 +36,11 @@ class Image(NamedTuple):
 
 def read(text: str, matrices: Matrices, python: Optional[str] = None) -> Image:
     """`--inside`'s value: an NGC reference or a description; an InputError says what is wrong.
-    `python` (given beside it) stands in for a Python the data lacks."""
+    `python` (given beside it) stands in for a Python the data lacks; one that differs from the
+    image's known Python is refused, as the libraries install into the image's."""
     text = text.strip()
     if "=" in text and not text.startswith(("nvcr.io", "nvidia/")):
-        return _described(text)
+        return _same_python(_described(text), python)
     match = _REFERENCE.match(text)
     if match is None:
         raise InputError(
@@ -55,7 +56,17 @@ def read(text: str, matrices: Matrices, python: Optional[str] = None) -> Image:
         raise InputError(f"not an NGC PyTorch release cudafit's data knows (it has {known[0]} to {known[-1]})", field=FIELD, value=text)
     if record.python is None and python:
         record = record._replace(python=Fact(python, "given"))
-    return _from_record(record, name)
+    return _same_python(_from_record(record, name), python)
+
+
+def _same_python(image: Image, python: Optional[str]) -> Image:
+    """The image, where `python` is not given or is its Python; else an InputError."""
+    if python is None or python.split(".")[:2] == image.python.split("."):
+        return image
+    grade = dict(image.grades).get("python")
+    known = f"{image.python} ({grade} in cudafit's data)" if grade else image.python
+    said = f"{image.name}'s Python is {known}, and the libraries install into it: leave --python out"
+    raise InputError(said, field="python", value=python)
 
 
 def _from_record(c: Container, name: str) -> Image:

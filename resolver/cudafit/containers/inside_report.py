@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from cudafit.containers.inside import Inside, caveats, install_steps, libraries_only
 from cudafit.report import SCHEMA_VERSION, resolution_json
 
@@ -21,11 +23,35 @@ def _image_line(inside: Inside) -> str:
 def _host_line(inside: Inside) -> str:
     if inside.host is not None:
         runs = {True: "the image runs here", False: "the image does not run here", None: "whether the image runs here is not known"}[inside.host.runs]
-        return f"host: {runs}: {inside.host.why}"
+        line = f"host: {runs}: {inside.host.why}"
+        return line + (f"; {_assumed(inside)}" if inside.assumed_driver else "")
     if inside.assumed_driver:
-        cuda = inside.image.cuda
-        return f"host: its driver is not given; answered for driver {inside.assumed_driver}, the one CUDA {cuda.major}.{cuda.minor} needs"
+        return f"host: {_assumed(inside)}"
     return "host: its driver is not given"
+
+
+def _assumed(inside: Inside) -> str:
+    cuda = inside.image.cuda
+    return f"{inside.assumed_why}: the libraries are answered for driver {inside.assumed_driver}, the one CUDA {cuda.major}.{cuda.minor} needs"
+
+
+def _stand_in(inside: Inside) -> list[str]:
+    """Which torch build stood for the image's, where that is not plain: another CUDA minor than the
+    image's, or after others fit no set."""
+    if not inside.matched:
+        return []
+    version, cuda = inside.torch_version, inside.image.cuda
+    before = [f"torch {version}+{tag}" for tag in inside.tried[:-1]]
+    if not inside.resolution.ok:
+        if len(inside.tried) < 2:
+            return []
+        tried = ", ".join(f"torch {version}+{tag}" for tag in inside.tried)
+        return [f"tried in turn for the image's torch (its own build, against its CUDA {cuda}): {tried}; none fits (the conflicts above are the first's)"]
+    ours = Version(inside.stand_in_cuda) if inside.stand_in_cuda else None
+    if not before and ours is not None and (ours.major, ours.minor) == (cuda.major, cuda.minor):
+        return []  # the image's own CUDA minor, found first: nothing to say beside "fits torch ..."
+    line = f"matched against torch {inside.matched} (CUDA {inside.stand_in_cuda}), standing for the image's torch (its own build, against its CUDA {cuda})"
+    return [line + (f"; tried before it, fitting no set: {', '.join(before)}" if before else "")]
 
 
 def text(inside: Inside) -> str:
@@ -35,12 +61,15 @@ def text(inside: Inside) -> str:
         if inside.host is not None and inside.host.runs is False:
             lines.append("the image cannot run on this host, so nothing installed in it can")
         if not res.ok:
-            lines.append("no consistent set of builds fits the image's torch:")
+            lines.append("no consistent set of builds in cudafit's data fits the image's torch:")
             lines += [f"  - {c}" for c in res.conflicts]
+            lines += _stand_in(inside)
+            lines += list(inside.coverage)
         return "\n".join(lines) + "\n"
+    lines += _stand_in(inside)
     for c in inside.libraries:
         stack = f"CUDA {c.cuda}" if c.cuda else "no CUDA"
-        lines.append(f"chosen: {', '.join(p.requirement for p in c.packages)}  ({stack}; fits torch {inside.image.torch_release}+{inside.torch_tag})")
+        lines.append(f"chosen: {', '.join(p.requirement for p in c.packages)}  ({stack}; fits torch {inside.matched})")
     lines.append("install, in the image (uv keeps the image's torch; pip cannot override a dependency's pin):")
     lines += ["  python -m pip install uv", *(f"  {step}" for step in install_steps(inside))]
     notes = caveats(inside)
@@ -74,11 +103,15 @@ def as_json(inside: Inside) -> dict:
             "cuda": str(image.cuda),
             "python": image.python,
             "grades": dict(image.grades),
-            "matched_build": f"torch=={image.torch_release}+{inside.torch_tag}" if inside.torch_tag else None,
+            # the stand-in the answer was solved against; null where none fits
+            "matched_build": f"torch=={inside.matched}" if inside.matched and inside.resolution.ok else None,
+            "stand_ins_tried": [f"torch=={inside.torch_version}+{tag}" for tag in inside.tried],
             "constraint_file": inside.constraint,
+            "coverage": list(inside.coverage),
         },
         "host": {"runs": host.runs, "why": host.why, "driver_min": host.driver_min or None} if host is not None else None,
         "assumed_driver": inside.assumed_driver or None,
+        "assumed_driver_why": inside.assumed_why or None,
         "commands": ["python -m pip install uv", *install_steps(inside)] if inside.ok else [],
         "caveats": caveats(inside) if inside.ok else [],
         "notes": [n for n in body.get("notes", []) if not n.startswith(_OURS)],
