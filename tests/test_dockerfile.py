@@ -348,7 +348,7 @@ def test_check_finds_an_extension_built_with_another_cuda_major(tmp_path: Path):
     text = (
         "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
         "RUN pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128 && \\\n"
-        "    pip install --no-build-isolation flash-attn==2.8.3\n"
+        "    pip install --no-build-isolation flash-attn==2.8.3.post2\n"  # a release without prebuilt assets: it compiles
     )
     code, out = check_text(tmp_path, text)
     assert code == 1 and "Dockerfile:1:6: CF019 the image's nvcc is CUDA 11.8" in out

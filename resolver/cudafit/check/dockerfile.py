@@ -1,51 +1,28 @@
 """Dockerfiles (and Containerfiles), as Docker reads them: dockerfile-parse splits the
-instructions (continuations, comments) and the shell words of a RUN line with its ARG and ENV
-values put in; this module finds the pip and uv installs among them. The image's last stage is
-the environment that runs (an earlier stage is a build step, read for what it builds in); each
-install command's `--index-url` is where its own requirements come from, and `-r`/`-c` files are
-checked as files of their own. A word that names a variable without a value is passed over."""
+instructions (continuations, comments) and puts the ARG values into FROM; a RUN line's shell text,
+its heredoc bodies that a shell runs, and the JSON words of its exec form go to shell_installs,
+which finds the pip and uv installs among them. The image's last stage is the environment that
+runs (an earlier stage is a build step, read for what it builds in); each install command's
+`--index-url` (or an index variable set before the command, or `pip config set` earlier in the
+stage chain) is where its own requirements come from, and `-r`/`-c` files are checked as files of
+their own. A word that names a variable without a value is passed over; one the shell computes
+(`$(...)`) is passed over with a note."""
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from cudafit.check import pins
 from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
+from cudafit.check.shell_installs import INDEX_VARIABLES, SHELL, Shell, extra_kind, index_entry, installs, simple_commands, split_shell
 from cudafit.check.source import read_text
 
-# the options of `pip install` / `uv pip install` that take a value, and those that say where from
-_VALUED = {
-    *("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-r", "--requirement", "-c", "--constraint"),
-    *("-e", "--editable", "-t", "--target", "--prefix", "--root", "--python", "-p", "--timeout", "--retries", "--cache-dir", "--src", "--progress-bar"),
-    *("--trusted-host", "--platform", "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--index-strategy"),
-    *("--config-settings", "-C", "--report", "--upgrade-package", "-P", "--extra", "--group", "--exclude-newer", "--keyring-provider"),
-}
-_SEPARATORS = {"&&", "||", ";", "|", "&"}
-# the environment variables pip and uv take indexes from
-_INDEX_VARIABLES = {
-    "PIP_INDEX_URL": "index-url",
-    "UV_INDEX_URL": "index-url",
-    "UV_DEFAULT_INDEX": "index-url",
-    "PIP_EXTRA_INDEX_URL": "extra-index-url",
-    "UV_EXTRA_INDEX_URL": "extra-index-url",
-    "UV_INDEX": "extra-index-url",
-    "PIP_FIND_LINKS": "find-links",
-    "UV_FIND_LINKS": "find-links",
-}
 # images that carry torch, torchvision and torchaudio already (PyTorch's and NVIDIA's)
 _CARRIES_TORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\d|^nvcr\.io/nvidia/pytorch:")
-
-
-class Install(NamedTuple):
-    """One pip/uv install command of a RUN line."""
-
-    words: list[tuple[str, str]]  # (the requirement with ARG/ENV values put in, as written)
-    index_url: Optional[str]  # its --index-url
-    extra: list[tuple[str, str]]  # its --extra-index-url and --find-links pages: (url, kind)
-    build_here: bool  # --no-build-isolation: it compiles against what is installed
 
 
 def read(path: Path) -> Document:
@@ -54,16 +31,24 @@ def read(path: Path) -> Document:
     text = read_text(path)
     lines = text.splitlines()
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=True)  # never the path: it may write there
-    structure = parser.structure
-    contexts = parser.context_structure
+    parsed = parser.structure
+    image_of = dict(zip((n for n, item in enumerate(parsed) if item["instruction"] == "FROM"), parser.parent_images, strict=False))
+    # dockerfile-parse reads a heredoc's body lines as instructions of their own (a Python
+    # body's `from x import y` as a FROM): they are the RUN's, and are read with it
+    bodies = _heredocs(parsed, lines)
+    inside = {line for runs in bodies.values() for _shell, first, last in runs for line in range(first, last + 1)}
+    keep = [n for n, item in enumerate(parsed) if item["startline"] not in inside]
+    structure = [parsed[n] for n in keep]
+    contexts = [parser.context_structure[n] for n in keep]
     found: list[Pin] = []
     indexes: list[IndexRef] = []
     problems: list[Problem] = []
     running = _running_stages(structure)
     froms = [n for n, item in enumerate(structure) if item["instruction"] == "FROM"]
     spans = {
-        n: (image, _span(str(path), lines, structure[n]["startline"], structure[n]["endline"], structure[n]["value"].split()[0]))
-        for image, n in zip(parser.parent_images, froms, strict=False)
+        n: (image_of[keep[n]], _span(str(path), lines, structure[n]["startline"], structure[n]["endline"], structure[n]["value"].split()[0]))
+        for n in froms
+        if keep[n] in image_of
     }
     # the running stage's chain starts FROM an image: that one is the image that runs, said last
     root = min(running) if froms else None
@@ -71,37 +56,47 @@ def read(path: Path) -> Document:
     builds_here = False
     installed: set[tuple[str, str]] = set()  # (name, specifier) an earlier command installed
     seen_env: set[tuple[str, str]] = set()
+    config: dict[str, str] = {}
     for n, item in enumerate(structure):
         if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
         # pip and uv read their indexes from the environment too, and ARG and ENV values are in it
-        for name, kind in _INDEX_VARIABLES.items():
-            for url in (values.get(name) or "").split():
+        for name, (tool, kind) in INDEX_VARIABLES.items():
+            for url in (index_entry(u) for u in (values.get(name) or "").split()):
+                kind = extra_kind(tool, kind, values.get("UV_INDEX_STRATEGY", ""))
                 if "$" not in url and (url, kind) not in seen_env:
                     seen_env.add((url, kind))
                     indexes.append(IndexRef(url, kind, _span(str(path), lines, item["startline"], item["endline"], name)))
-        for install in installs(item["value"], values):
-            if any("$" in url for url in (install.index_url or "", *(u for u, _kind in install.extra))):
-                continue  # an index the shell computes ($(...)): where its requirements come from is not known here
-            builds_here = builds_here or install.build_here
-            mine: set[tuple[str, str]] = set()
-            for word, written in install.words:
-                if "$" in word:
-                    continue  # a variable without a value here: unknown until the build
-                span = _span(str(path), lines, item["startline"], item["endline"], written)
-                pin = pins.parse(word, span, index=install.index_url)
-                if isinstance(pin, Pin):
-                    if pin.specifier.startswith("==") and (pin.name, pin.specifier) in installed:
-                        continue  # already in the image from an earlier command: pip and uv keep it, from wherever it came
-                    mine.add((pin.name, pin.specifier))
-                    # a requirement written with a variable is not rewritten by --fix (it would lose it)
-                    found.append(pin._replace(hashed=pin.hashed or word != written))
-                elif isinstance(pin, Problem):
-                    problems.append(pin)
-            installed |= mine
-            for url, kind in install.extra:
-                indexes.append(IndexRef(url, kind, _span(str(path), lines, item["startline"], item["endline"], url)))
+        shell = Shell(values, config)
+        scripts = [(_exec_form(item["value"]) or item["value"], item["startline"], item["endline"])]
+        scripts += [(body, first, last) for body, first, last in bodies.get(keep[n], ()) if body is not None]
+        for script, first, last in scripts:
+            for install in installs(script, values, shell):
+                for raw in install.computed:
+                    where = _span(str(path), lines, first, last, raw.split("$(")[0].split("`")[0] or raw[:2])
+                    said = f"{raw!r} is computed by the shell as the image is built: cudafit cannot read it, so what it installs was not checked"
+                    problems.append(Problem("CF013", said, where))
+                if any("$" in url for url in (install.index_url or "", *(u for u, _kind in install.extra))):
+                    continue  # an index the shell computes: where its requirements come from is not known here
+                builds_here = builds_here or install.build_here
+                mine: set[tuple[str, str]] = set()
+                for word, written in install.words:
+                    if "$" in word or "`" in word:
+                        continue  # a variable without a value here: unknown until the build
+                    span = _span(str(path), lines, first, last, written)
+                    pin = pins.parse(word, span, index=install.index_url)
+                    if isinstance(pin, Pin):
+                        if pin.specifier.startswith("==") and (pin.name, pin.specifier) in installed:
+                            continue  # already in the image from an earlier command: pip and uv keep it, from wherever it came
+                        mine.add((pin.name, pin.specifier))
+                        # a requirement written with a variable is not rewritten by --fix (it would lose it)
+                        found.append(pin._replace(hashed=pin.hashed or word != written))
+                    elif isinstance(pin, Problem):
+                        problems.append(pin)
+                installed |= mine
+                for url, kind in install.extra:
+                    indexes.append(IndexRef(url, kind, _span(str(path), lines, first, last, url)))
     image = images[-1][0] if images else ""
     if _CARRIES_TORCH.match(image):
         # `pip install torch` over an image that has torch installs nothing: the image's build stays
@@ -148,75 +143,45 @@ def _stage_of(structure: list[dict], n: int) -> int:
     return max((m for m in range(n + 1) if structure[m]["instruction"] == "FROM"), default=0)
 
 
-def installs(command: str, values: dict[str, str]) -> list[Install]:
-    """The pip/uv install commands of one RUN line's shell text."""
-    from dockerfile_parse.util import WordSplitter
-
-    # an ARG without a value stays a variable (passed over), not an empty word
-    known = {k: v for k, v in values.items() if v}
-    written = list(WordSplitter(command).split())
-    put_in = list(WordSplitter(command, args=known, envs=known).split())
-    if len(put_in) != len(written):
-        put_in = written
-    words: list[tuple[str, str]] = []
-    for word, raw in zip(put_in, written, strict=True):
-        if "$" in raw and any(name not in known for name in re.findall(r"\$\{?(\w+)", raw)):
-            word = raw  # a variable with no value here stays written, and is passed over
-        if word.endswith(";") and len(word) > 1:
-            words += [(word[:-1], raw.rstrip(";")), (";", ";")]
-        else:
-            words.append((word, raw))
-    out = []
-    current: list[tuple[str, str]] = []
-    for pair in [*words, (";", ";")]:
-        word = pair[0]
-        if word in _SEPARATORS:
-            found = _install(current)
-            if found is not None:
-                out.append(found)
-            current = []
-        else:
-            current.append(pair)
+def _heredocs(structure: list[dict], lines: list[str]) -> dict[int, list[tuple[Optional[str], int, int]]]:
+    """Each RUN's heredoc bodies (BuildKit's `RUN <<EOT` ... `EOT`): (the body where the shell
+    runs it, else None; its first and last line, the delimiter's included), by the RUN's index."""
+    out: dict[int, list[tuple[Optional[str], int, int]]] = {}
+    for n, item in enumerate(structure):
+        if item["instruction"] != "RUN" or "<<" not in item["value"]:
+            continue
+        tokens = split_shell(item["value"])
+        delimiters = [tokens[k + 1] for k, token in enumerate(tokens[:-1]) if token == "<<"]
+        # the body is shell where it is the command itself (`RUN <<EOT`) or a shell reads it (`RUN <<EOT bash`)
+        commands = [[w for w in words if not w.startswith("--")] for words in simple_commands(tokens, item["value"])]  # RUN's --mount=...
+        shell = all(not words or SHELL.fullmatch(words[0]) for words in commands)
+        line = item["endline"] + 1
+        for delimiter in delimiters:
+            word = delimiter[1:] if delimiter.startswith("-") else delimiter  # <<-EOT: its lines' leading tabs are dropped
+            first = line
+            while line < len(lines) and (lines[line].lstrip("\t") if delimiter != word else lines[line]) != word:
+                line += 1
+            if line >= len(lines):
+                break  # no line ends it: no heredoc (a shift in $((1<<2)))
+            body = "\n".join(lines[first:line])
+            # a body run as a script may name another interpreter (#!/usr/bin/env python)
+            interpreter = body.split("\n", 1)[0][2:].split() if body.startswith("#!") else []
+            runs_shell = shell and (not interpreter or SHELL.fullmatch(interpreter[-1] if interpreter[0].endswith("/env") else interpreter[0]))
+            # a backslash-newline joins two lines before the shell reads them (POSIX 2.2.1)
+            out.setdefault(n, []).append((body.replace("\\\n", "") if runs_shell else None, first, line))
+            line += 1
     return out
 
 
-def _install(pairs: list[tuple[str, str]]) -> Optional[Install]:
-    words = [w for w, _raw in pairs]
-    for n, word in enumerate(words):
-        head = words[n : n + 4]
-        if re.fullmatch(r"(.*/)?pip3?(\.\d+)?", word) and head[1:2] == ["install"]:
-            return _parse(pairs[n + 2 :])
-        if re.fullmatch(r"(.*/)?python3?(\.\d+)?", word) and head[1:4] == ["-m", "pip", "install"]:
-            return _parse(pairs[n + 4 :])
-        if re.fullmatch(r"(.*/)?uv", word) and head[1:3] == ["pip", "install"]:
-            return _parse(pairs[n + 3 :])
-    return None
-
-
-def _parse(args: list[tuple[str, str]]) -> Install:
-    reqs: list[tuple[str, str]] = []
-    index: Optional[str] = None
-    extra: list[tuple[str, str]] = []
-    build_here = False
-    it = iter(args)
-    for arg, raw in it:
-        name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in _VALUED:
-            pair = (inline, raw) if inline else next(it, ("", ""))
-            # a value the shell computes ($(...)) stays as written, and so is passed over
-            value = pair[1] if "$(" in pair[1] or "`" in pair[1] else pair[0]
-            if name in ("-i", "--index-url"):
-                index = value
-            elif name == "--extra-index-url":
-                extra.append((value, "extra-index-url"))
-            elif name in ("-f", "--find-links"):
-                extra.append((value, "find-links"))
-            continue
-        if arg.startswith("-"):
-            build_here = build_here or arg == "--no-build-isolation"
-            continue
-        reqs.append((arg, raw))
-    return Install(reqs, index, extra, build_here)
+def _exec_form(value: str) -> Optional[list[str]]:
+    """The words of an exec-form RUN (`RUN ["pip", "install", "x"]`): a JSON array, run without a shell."""
+    if not value.lstrip().startswith("["):
+        return None
+    try:
+        words = json.loads(value)
+    except ValueError:
+        return None  # not JSON: Docker runs it in the shell form
+    return words if isinstance(words, list) and words and all(isinstance(w, str) for w in words) else None
 
 
 def _span(path: str, lines: list[str], start: int, end: int, word: str) -> Span:

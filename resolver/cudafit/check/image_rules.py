@@ -4,12 +4,22 @@ torch's extension builder refuses a CUDA major other than the one torch was buil
 cpp_extension compares the two before it compiles). An nvidia/cuda devel image names its CUDA in
 its tag (12.8.1-devel-ubuntu24.04), a pytorch/pytorch devel image its CUDA and the torch it carries
 (2.6.0-cuda12.4-cudnn9-devel); a torch the Dockerfile installs names its own build (+cu128, or
-PyPI's on Linux), and replaces the image's."""
+PyPI's on Linux), and replaces the image's.
+
+What compiles is the data's to say: flash-attn's setup.py first downloads the release asset made
+for torch's CUDA major, torch's minor, its C++ ABI and the CPython, and compiles only where none
+exists (its `route = "asset"` builds list them). So the rule fires where the data says a pinned
+release compiles on every platform and Python the image may have; where it compiles on some only
+(aarch64, which has no assets; a Python the assets lack), that is a note; a release or package the
+data lacks is no evidence of a compile at all."""
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from cudafit.check.indexes import effective_local, only_from_pypi
 from cudafit.check.model import Document, Finding, Pin
@@ -21,6 +31,15 @@ _DEVEL = re.compile(r"^(?:docker\.io/|nvcr\.io/)?nvidia/cuda:(?P<cuda>\d+)\.(?P<
 _PYTORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(?P<torch>[\d.]+)-cuda(?P<cuda>\d+)\.(?P<minor>\d+)-cudnn\d+-devel$")
 
 
+class _Compiles(NamedTuple):
+    """Where a pinned library release compiles from its sdist with this torch, rather than
+    downloading a prebuilt asset: the (platform, Python) pairs of each."""
+
+    pin: Pin
+    compiled: list[tuple[str, str]]
+    downloaded: list[tuple[str, str]]
+
+
 def image_toolkit_differs(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list[Finding]:
     if doc.kind != "dockerfile" or not doc.builds_here or not doc.images:
         return []
@@ -28,6 +47,7 @@ def image_toolkit_differs(doc: Document, matrices: Matrices, releases: dict[str,
     match = _DEVEL.match(image) or _PYTORCH.match(image)
     if match is None:
         return []
+    nvcc = f"{match['cuda']}.{match['minor']}"
     # an image's own torch (pytorch/pytorch) is built with its nvcc: only a torch installed over it can differ
     for pin in doc.pins:
         if pin.name != "torch" or pin.version is None or pin.constraint:
@@ -35,16 +55,88 @@ def image_toolkit_differs(doc: Document, matrices: Matrices, releases: dict[str,
         major = _torch_cuda_major(doc, pin, releases)
         if major is None or major == match["cuda"]:
             continue
-        return [
-            finding(
-                "CF019",
-                span,
-                f"the image's nvcc is CUDA {match['cuda']}.{match['minor']} ({image}), but the extensions built here (--no-build-isolation) "
-                f"compile against torch {pin.version}'s CUDA {major} build: torch's extension builder refuses another CUDA major than its own",
-                f"start FROM an nvidia/cuda devel image of CUDA {major} (resolve --format dockerfile picks one), or install torch's CUDA {match['cuda']} build",
-            )
-        ]
+        built = _compiled_here(doc, pin.version, int(major), matrices)
+        fix = f"start FROM an nvidia/cuda devel image of CUDA {major} (resolve --format dockerfile picks one), or install torch's CUDA {match['cuda']} build"
+        for one in built:
+            if not one.downloaded:
+                return [
+                    finding(
+                        "CF019",
+                        span,
+                        f"the image's nvcc is CUDA {nvcc} ({image}), but {one.pin.name} {one.pin.version} has no prebuilt wheel for torch {pin.version}'s "
+                        f"CUDA {major} build (its release assets), so it compiles here (--no-build-isolation) against that torch: torch's extension "
+                        "builder refuses another CUDA major than its own",
+                        fix,
+                    )
+                ]
+        if built:  # the image's platform and Python are not known here: a compile on some of them is a note
+            one = built[0]
+            return [
+                finding(
+                    "CF013",
+                    span,
+                    f"{one.pin.name} {one.pin.version} downloads its prebuilt wheel for torch {pin.version}'s CUDA {major} build on "
+                    f"{_where(one.downloaded, one)}, but compiles on {_where(one.compiled, one)}: there, the image's nvcc (CUDA {nvcc}, {image}) is "
+                    "another CUDA major than torch's, which torch's extension builder refuses",
+                    f"build the image where a release asset exists, or {fix}",
+                )
+            ]
     return []
+
+
+def _compiled_here(doc: Document, torch: str, major: int, matrices: Matrices) -> list[_Compiles]:
+    """The exact pins of releases that the data says build from their sdist (a `route = "source"`
+    build), with where a release asset for this torch spares the compile."""
+    from cudafit.frameworks import BY_MEMBER
+
+    python = re.fullmatch(r"==(\d+\.\d+)\.\*", doc.requires_python)
+    out = []
+    for pin in doc.pins:
+        if pin.name not in BY_MEMBER or pin.version is None or pin.constraint:
+            continue
+        release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if _same(r.version, pin.version)), None)
+        if release is None or not any(b.route == "source" for b in release.builds):
+            continue  # not in the data (CF013 says so), or a wheel: nothing says it compiles
+        compiled, downloaded = [], []
+        for platform in sorted(set(doc.platforms or release.platforms) & set(release.platforms)):
+            for py in sorted({python[1]} if python else release.pythons(platform), key=_key):
+                assets = [b for b in release.builds if b.route == "asset" and b.major == major and platform in b.platforms]
+                if any(py in (b.python or release.pythons(platform)) and _admits((b.pins or {}).get("torch", ""), torch) for b in assets):
+                    downloaded.append((platform, py))
+                else:
+                    compiled.append((platform, py))
+        if compiled:
+            out.append(_Compiles(pin, compiled, downloaded))
+    return out
+
+
+def _where(pairs: list[tuple[str, str]], one: _Compiles) -> str:
+    """`linux-aarch64; linux-x86_64 with Python 3.13`: a platform alone where it is every Python."""
+    every = one.compiled + one.downloaded
+    said = []
+    for platform in sorted({p for p, _py in pairs}):
+        mine = [py for p, py in pairs if p == platform]
+        whole = len(mine) == len([py for p, py in every if p == platform])
+        said.append(platform if whole else f"{platform} with Python {', '.join(mine)}")
+    return "; ".join(said)
+
+
+def _same(version: Version, text: str) -> bool:
+    try:
+        return version == Version(text)
+    except InvalidVersion:
+        return False
+
+
+def _admits(specifier: str, version: str) -> bool:
+    try:
+        return Version(version) in SpecifierSet(specifier)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def _key(py: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in py.split("."))
 
 
 def _torch_cuda_major(doc: Document, pin: Pin, releases: dict[str, TorchRelease]) -> Optional[str]:

@@ -1,0 +1,310 @@
+"""`cudafit check` on Dockerfiles as people write them: an error only where the build would truly
+go wrong. flash-attn downloads a prebuilt release asset before it compiles (CF019 only where the
+data says it compiles); a RUN line is shell (comments, redirections, command substitutions); the
+index comes from a variable or from pip's config as often as from a flag (CF001); uv takes a name
+from the first index that has it (no CF006); heredoc bodies and the exec form are read too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudafit.check.dockerfile import read
+from cudafit.cli import main
+
+CU118 = "https://download.pytorch.org/whl/cu118"
+CU121 = "https://download.pytorch.org/whl/cu121"
+CU124 = "https://download.pytorch.org/whl/cu124"
+UV = "COPY --from=ghcr.io/astral-sh/uv:0.5.4 /uv /bin/uv\n"
+
+
+def check(tmp_path: Path, text: str, name: str = "Dockerfile") -> tuple[int, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["check", str(path)])
+    return result.exit_code, result.stdout
+
+
+def codes(out: str) -> set[str]:
+    return {word for line in out.splitlines() for word in line.split()[1:2] if word.startswith("CF")}
+
+
+# --- CF019: flash-attn compiles only where no release asset exists -----------------------------
+
+DEVEL_11 = "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip git\n"
+
+
+def test_flash_attn_that_downloads_its_asset_compiles_nothing(tmp_path: Path):
+    # the asset cu12torch2.1cxx11abiFALSE exists (Pythons 3.9-3.11, x86_64): setup.py downloads it
+    text = DEVEL_11 + f"RUN pip install torch==2.1.2 --index-url {CU121}\nRUN pip install ninja packaging && pip install flash-attn==2.7.3 --no-build-isolation\n"
+    code, out = check(tmp_path, text)
+    assert code == 0 and "CF019" not in out, out
+    # where it would compile (aarch64 has no assets; Python 3.12 has none for torch 2.1) is a note
+    assert "CF013 flash-attn 2.7.3 downloads its prebuilt wheel" in out and "compiles on linux-aarch64; linux-x86_64 with Python 3.12, 3.13" in out
+
+
+def test_flash_attn_over_torch_from_pypi_downloads_its_asset_too(tmp_path: Path):
+    text = DEVEL_11 + "RUN pip install torch==2.4.1\nRUN pip install packaging ninja wheel\nRUN pip install flash-attn==2.7.3 --no-build-isolation\n"
+    code, out = check(tmp_path, text)
+    assert code == 0 and "CF019" not in out, out
+
+
+def test_a_release_the_data_lacks_is_no_evidence_of_a_compile(tmp_path: Path):
+    text = DEVEL_11 + f"RUN pip install torch==2.1.2 --index-url {CU121}\nRUN pip install ninja packaging && pip install flash-attn==2.5.6 --no-build-isolation\n"
+    code, out = check(tmp_path, text)
+    assert code == 0 and "CF019" not in out and "flash-attn 2.5.6 is not in cudafit's data" in out, out
+    unpinned = text.replace("flash-attn==2.5.6", "flash-attn")  # whichever release is newest when the image is built
+    code, out = check(tmp_path, unpinned)
+    assert code == 0 and "CF019" not in out, out
+
+
+@pytest.mark.parametrize("release", ["2.7.3", "2.8.3.post2"])
+def test_flash_attn_without_an_asset_for_the_torch_compiles_with_the_images_nvcc(tmp_path: Path, release: str):
+    # 2.7.3 has no asset for torch 2.8; 2.8.3.post2 has none at all: both compile, and nvcc 11.8 is refused
+    text = DEVEL_11 + "RUN pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu128\n"
+    text += f"RUN pip install ninja packaging && pip install flash-attn=={release} --no-build-isolation\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and f"Dockerfile:1:6: CF019 the image's nvcc is CUDA 11.8 (nvidia/cuda:11.8.0-devel-ubuntu22.04), but flash-attn {release} has no" in out, out
+    same = text.replace("11.8.0-devel-ubuntu22.04", "12.8.1-devel-ubuntu24.04")
+    code, out = check(tmp_path, same)
+    assert code == 0 and not codes(out) & {"CF019", "CF013"}, out
+    isolated = text.replace(" --no-build-isolation", "")
+    assert "CF019" not in check(tmp_path, isolated)[1]
+
+
+def test_the_images_python_decides_whether_an_asset_exists(tmp_path: Path):
+    from cudafit.check.image_rules import image_toolkit_differs
+    from cudafit.loader import load
+
+    path = tmp_path / "Dockerfile"
+    path.write_text(DEVEL_11 + f"RUN pip install torch==2.1.2 --index-url {CU121} && pip install flash-attn==2.7.3 --no-build-isolation\n")
+    doc, matrices = read(path), load()
+    releases = {str(r.version): r for r in matrices.torch}
+    # an image whose Python the assets cover (3.10) downloads on x86_64; aarch64 still compiles: a note
+    (said,) = image_toolkit_differs(doc._replace(requires_python="==3.10.*"), matrices, releases)
+    assert said.code == "CF013" and "compiles on linux-aarch64:" in said.message
+    # no asset for torch 2.1 and Python 3.12 anywhere: it compiles on every platform
+    (said,) = image_toolkit_differs(doc._replace(requires_python="==3.12.*"), matrices, releases)
+    assert said.code == "CF019" and said.severity == "error"
+
+
+# --- shell syntax is not a requirement ----------------------------------------------------------
+
+PY310 = "FROM python:3.10-slim\n"
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "RUN pip install torch==2.0.1 torchvision==0.15.2  # pinned for CUDA 11.7",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2  # don't upgrade",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 > /dev/null 2>&1",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 2>/dev/null >>/tmp/log",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 &>/dev/null || true",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 | tee /tmp/log",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 |& tee /tmp/log",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2 < /dev/null",
+        "RUN (cd /tmp && pip install torch==2.0.1 torchvision==0.15.2)",
+        "RUN pip install torch==2.0.1 torchvision==0.15.2;pip cache purge",
+        'RUN sh -c "pip install torch==2.0.1 torchvision==0.15.2 > /dev/null"',
+    ],
+)
+def test_comments_and_redirections_end_the_requirements(tmp_path: Path, run: str):
+    code, out = check(tmp_path, PY310 + run + "\n")
+    assert code == 0 and "CF000" not in out, out
+    assert {p.name for p in read(tmp_path / "Dockerfile").pins} == {"torch", "torchvision"}
+
+
+def test_a_requirement_before_a_comment_is_still_checked(tmp_path: Path):
+    code, out = check(tmp_path, PY310 + "RUN pip install torch==2.0.1+cu118  # the CUDA 11.8 build\n")
+    assert code == 1 and "CF001" in out and "CF000" not in out, out
+
+
+def test_a_url_fragment_is_no_comment(tmp_path: Path):
+    # shlex would end the line at `#egg=`, losing the --index-url after it
+    run = f'RUN pip install torch==2.0.1+cu118 "git+https://github.com/facebookresearch/detectron2.git#egg=detectron2" --index-url {CU118}\n'
+    code, out = check(tmp_path, PY310 + run)
+    assert code == 0 and not codes(out) & {"CF000", "CF001"}, out
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "RUN pip install $(echo torch==2.0.1) torchvision==0.15.2",
+        'RUN pip install "$(cat /tmp/torch.txt)" torchvision==0.15.2',
+        "RUN pip install `echo torch==2.0.1` torchvision==0.15.2",
+        "RUN pip install torch==2.0.$(echo 1) torchvision==0.15.2",
+        "RUN pip install $(echo torch==2.0.1)+cu118 torchvision==0.15.2",
+    ],
+)
+def test_a_command_substitution_is_passed_over_with_a_note(tmp_path: Path, run: str):
+    code, out = check(tmp_path, PY310 + run + "\n")
+    assert code == 0 and "CF000" not in out and "is computed by the shell" in out and "CF013" in out, out
+    assert [p.name for p in read(tmp_path / "Dockerfile").pins] == ["torchvision"]
+
+
+def test_an_index_the_shell_computes_leaves_its_install_unchecked_with_a_note(tmp_path: Path):
+    run = "RUN pip install torch==2.0.1+cu118 --index-url https://download.pytorch.org/whl/cu$(nvcc --version | sed -n 's/.*release \\([0-9]*\\).*/\\1/p')\n"
+    code, out = check(tmp_path, PY310 + run)
+    assert code == 0 and not codes(out) & {"CF000", "CF001"} and "CF013" in out, out
+
+
+# --- CF001: the index set without a flag -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [f"RUN PIP_INDEX_URL={CU118} pip install torch==2.0.1+cu118"],
+        [f"RUN env PIP_INDEX_URL={CU118} python3 -m pip install torch==2.0.1+cu118 torchvision==0.15.2+cu118"],
+        [f"RUN export PIP_INDEX_URL={CU118} && pip install torch==2.0.1+cu118"],
+        [f"RUN pip config set global.index-url {CU118}", "RUN pip install torch==2.0.1+cu118"],
+        [f"RUN pip config set global.index-url {CU118} && pip install torch==2.0.1+cu118"],
+        [f"RUN pip3 config --global set install.index-url {CU118}", "RUN pip3 install --no-cache-dir torch==2.0.1+cu118"],
+        [f"RUN UV_INDEX_URL={CU118} uv pip install --system torch==2.0.1+cu118"],
+        [f"RUN UV_EXTRA_INDEX_URL={CU118} uv pip install --system torch==2.0.1+cu118"],
+        [f"RUN UV_INDEX=pytorch={CU118} uv pip install --system torch==2.0.1+cu118"],
+        [f"RUN UV_DEFAULT_INDEX={CU118} uv pip install --system torch==2.0.1+cu118"],
+    ],
+)
+def test_an_index_from_a_variable_or_pips_config_serves_the_pin(tmp_path: Path, runs: list[str]):
+    code, out = check(tmp_path, PY310 + UV + "\n".join(runs) + "\n")
+    assert code == 0 and "CF001" not in out, out
+
+
+def test_an_index_in_the_config_of_a_stage_the_image_builds_on(tmp_path: Path):
+    text = f"FROM python:3.10-slim AS base\nRUN pip config set global.index-url {CU118}\nFROM base\nRUN pip install torch==2.0.1+cu118\n"
+    code, out = check(tmp_path, text)
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        # uv reads neither PIP_* variables nor pip.conf: the pin finds no index
+        [f"RUN PIP_INDEX_URL={CU118} uv pip install --system torch==2.0.1+cu118"],
+        [f"RUN pip config set global.index-url {CU118}", "RUN uv pip install --system torch==2.0.1+cu118"],
+        # pip's config after the install, or in a stage the image does not build on
+        ["RUN pip install torch==2.0.1+cu118", f"RUN pip config set global.index-url {CU118}"],
+        # an assignment is the environment of its own command only
+        [f"RUN PIP_INDEX_URL={CU118} pip download torch && pip install torch==2.0.1+cu118"],
+    ],
+)
+def test_an_index_pip_or_uv_does_not_read_is_no_index(tmp_path: Path, runs: list[str]):
+    code, out = check(tmp_path, PY310 + UV + "\n".join(runs) + "\n")
+    assert code == 1 and "CF001" in out, out
+
+
+def test_pips_config_in_a_build_stage_the_image_does_not_build_on_is_not_the_images(tmp_path: Path):
+    text = f"FROM python:3.10-slim AS build\nRUN pip config set global.index-url {CU118}\nFROM python:3.10-slim\nRUN pip install torch==2.0.1+cu118\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "CF001" in out, out
+
+
+def test_an_extra_index_in_pips_config_is_pips_extra_index(tmp_path: Path):
+    text = PY310 + f"RUN pip config set global.extra-index-url {CU118}\nRUN pip install torch==2.0.1+cu118\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "CF001" not in out and "Dockerfile:2:43: CF006" in out, out
+
+
+# --- CF006: uv takes a name from the first index that has it -----------------------------------
+
+PY311 = "FROM python:3.11-slim\n" + UV
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PY311 + f"RUN uv pip install --system torch==2.5.1+cu124 --extra-index-url {CU124}\n",
+        PY311 + f"RUN uv pip install --system --extra-index-url={CU124} torch==2.5.1+cu124\n",
+        PY311 + f"RUN uv pip install --system --index {CU124} torch==2.5.1+cu124\n",
+        PY311 + f"ENV UV_EXTRA_INDEX_URL={CU124}\nRUN uv pip install --system torch==2.5.1+cu124\n",
+        PY311 + f"ENV UV_INDEX={CU124}\nRUN uv pip install --system torch==2.5.1+cu124\n",
+        PY311 + f"RUN --mount=type=cache,target=/root/.cache/uv UV_EXTRA_INDEX_URL={CU124} uv pip install --system torch==2.5.1+cu124\n",
+    ],
+)
+def test_uvs_extra_index_is_no_dependency_confusion(tmp_path: Path, text: str):
+    code, out = check(tmp_path, text)
+    assert code == 0 and not codes(out) & {"CF006", "CF001"}, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PY311 + f"RUN uv pip install --system --index-strategy unsafe-best-match torch==2.5.1+cu124 --extra-index-url {CU124}\n",
+        PY311 + f"RUN uv pip install --system --index-strategy=unsafe-best-match torch==2.5.1+cu124 --extra-index-url {CU124}\n",
+        PY311 + f"ENV UV_INDEX_STRATEGY=unsafe-best-match UV_EXTRA_INDEX_URL={CU124}\nRUN uv pip install --system torch==2.5.1+cu124\n",
+        PY311 + f"RUN UV_INDEX_STRATEGY=unsafe-best-match uv pip install --system torch==2.5.1+cu124 --extra-index-url {CU124}\n",
+        # pip takes the highest version from any index
+        PY311 + f"RUN pip install torch==2.5.1+cu124 --extra-index-url {CU124}\n",
+        PY311 + f"ENV PIP_EXTRA_INDEX_URL={CU124}\nRUN pip install torch==2.5.1+cu124\n",
+        PY311 + f"RUN PIP_EXTRA_INDEX_URL={CU124} pip install torch==2.5.1+cu124\n",
+    ],
+)
+def test_pip_and_uvs_best_match_still_warn(tmp_path: Path, text: str):
+    code, out = check(tmp_path, text)
+    assert code == 1 and "CF006" in out and "CF001" not in out, out
+
+
+def test_requirements_and_pyproject_keep_their_extra_index_rules(tmp_path: Path):
+    # a requirements file may be read by pip: its --extra-index-url still warns
+    code, out = check(tmp_path, f"--extra-index-url {CU124}\ntorch==2.5.1+cu124\n", "requirements.txt")
+    assert code == 1 and "CF006" in out, out
+    pyproject = (
+        '[project]\nname = "x"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = ["torch==2.5.1"]\n'
+        f'[[tool.uv.index]]\nname = "pytorch"\nurl = "{CU124}"\nexplicit = true\n'
+        '[tool.uv.sources]\ntorch = { index = "pytorch" }\n'
+    )
+    code, out = check(tmp_path, pyproject, "pyproject.toml")
+    assert "CF006" not in out, out
+
+
+# --- heredocs and the exec form are read --------------------------------------------------------
+
+
+def test_a_heredoc_body_is_read_as_shell(tmp_path: Path):
+    text = "# syntax=docker/dockerfile:1.4\nFROM python:3.11-slim\nRUN <<EOT\nset -e\npip install --no-cache-dir torch==2.2.2+cu121\nEOT\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "Dockerfile:5:28: CF001 torch==2.2.2+cu121" in out, out
+    fixed = text.replace("torch==2.2.2+cu121", f"torch==2.2.2+cu121 --index-url {CU121} \\\n    torchvision==0.17.2+cu121  # the pair")
+    code, out = check(tmp_path, fixed)
+    assert code == 0, out
+    assert {p.name for p in read(tmp_path / "Dockerfile").pins} == {"torch", "torchvision"}
+
+
+def test_a_heredoc_a_shell_reads_is_read_and_tabs_are_dropped(tmp_path: Path):
+    text = "FROM python:3.11-slim\nRUN <<-EOT bash\n\tpip install torch==2.0.1+cu118\n\tEOT\nRUN pip install numpy\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "Dockerfile:3:14: CF001" in out, out
+    assert {p.name for p in read(tmp_path / "Dockerfile").pins} == {"torch", "numpy"}
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "RUN python3 <<EOF\nfrom torch import cuda\nprint('torch==9.9.9+cu999')\nEOF\n",
+        "RUN <<EOF\n#!/usr/bin/env python3\nfrom torch import cuda\nEOF\n",
+        "RUN cat <<EOF > /tmp/requirements.txt\ntorch==9.9.9+cu999\nEOF\n",
+    ],
+)
+def test_a_heredoc_for_another_program_is_not_the_shells(tmp_path: Path, run: str):
+    text = "FROM python:3.11-slim\n" + run + "RUN pip install numpy\n"
+    code, out = check(tmp_path, text)
+    assert code == 0, out
+    doc = read(tmp_path / "Dockerfile")
+    # `from torch import cuda` is the body's, not a FROM: the image is still python:3.11-slim
+    assert [p.name for p in doc.pins] == ["numpy"] and doc.images[-1][0] == "python:3.11-slim"
+
+
+def test_the_exec_form_is_read(tmp_path: Path):
+    code, out = check(tmp_path, PY310 + 'RUN ["pip", "install", "torch==2.0.1+cu118"]\n')
+    assert code == 1 and "Dockerfile:2:25: CF001" in out, out
+    code, out = check(tmp_path, PY310 + f'RUN ["pip", "install", "torch==2.0.1+cu118", "--index-url", "{CU118}"]\n')
+    assert code == 0, out
+    code, out = check(tmp_path, PY310 + 'RUN ["/bin/sh", "-c", "pip install torch==2.0.1+cu118 > /dev/null"]\n')
+    assert code == 1 and "CF001" in out and "CF000" not in out, out
+    # no shell: a variable is pip's literal text, passed over
+    code, out = check(tmp_path, PY310 + 'ARG V=2.0.1\nRUN ["pip", "install", "torch==$V+cu118"]\n')
+    assert code == 0 and "CF000" not in out, out
