@@ -308,3 +308,18 @@ def test_the_exec_form_is_read(tmp_path: Path):
     # no shell: a variable is pip's literal text, passed over
     code, out = check(tmp_path, PY310 + 'ARG V=2.0.1\nRUN ["pip", "install", "torch==$V+cu118"]\n')
     assert code == 0 and "CF000" not in out, out
+
+
+def test_a_later_install_replaces_or_keeps_what_an_earlier_one_left(tmp_path: Path):
+    # two commands run one after the other: not one set of requirements that must agree (CF017)
+    replaced = "FROM python:3.10-slim\nRUN pip install torch==2.5.1\nRUN pip install --index-url https://download.pytorch.org/whl/cu118 torch==2.0.1+cu118\n"
+    path = tmp_path / "Dockerfile"
+    path.write_text(replaced)
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert "CF017" not in result.stdout, result.stdout
+    kept = "FROM python:3.10-slim\nRUN pip install torch==2.5.1\nRUN pip install 'torch>=2.0'\n"
+    path.write_text(kept)
+    assert "CF017" not in CliRunner().invoke(main, ["check", str(path)]).stdout
+    one_command = "FROM python:3.10-slim\nRUN pip install torch==2.5.1 torch==2.0.1\n"
+    path.write_text(one_command)
+    assert "CF017" in CliRunner().invoke(main, ["check", str(path)]).stdout  # within one install they must agree

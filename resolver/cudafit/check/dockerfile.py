@@ -55,6 +55,8 @@ def read(path: Path) -> Document:
     images = tuple(spans[n] for n in froms if n != root and n in spans) + ((spans[root],) if root in spans else ())
     builds_here = False
     installed: set[tuple[str, str]] = set()  # (name, specifier) an earlier command installed
+    installed_steps: list[set[tuple[str, str]]] = []  # each install command's pins, in order
+    step: list[int] = []  # for each pin found, the install command it came from
     seen_env: set[tuple[str, str]] = set()
     config: dict[str, str] = {}
     for n, item in enumerate(structure):
@@ -92,11 +94,14 @@ def read(path: Path) -> Document:
                         mine.add((pin.name, pin.specifier))
                         # a requirement written with a variable is not rewritten by --fix (it would lose it)
                         found.append(pin._replace(hashed=pin.hashed or word != written))
+                        step.append(len(installed_steps))
                     elif isinstance(pin, Problem):
                         problems.append(pin)
                 installed |= mine
+                installed_steps.append(mine)
                 for url, kind in install.extra:
                     indexes.append(IndexRef(url, kind, _span(str(path), lines, first, last, url)))
+    found = _what_stays(found, step)
     image = images[-1][0] if images else ""
     if _CARRIES_TORCH.match(image):
         # `pip install torch` over an image that has torch installs nothing: the image's build stays
@@ -191,3 +196,32 @@ def _span(path: str, lines: list[str], start: int, end: int, word: str) -> Span:
         if col >= 0:
             return Span(path, number + 1, col + 1, word)
     return Span(path, start + 1, 1, word)
+
+
+def _what_stays(found: list[Pin], step: list[int]) -> list[Pin]:
+    """Installs run one after another: a later install of a name replaces the version an earlier
+    one left where its requirement does not admit it, and keeps it where it does (pip and uv keep
+    what satisfies). So two commands' pins of one name are not one set that must agree (CF017);
+    within one command they are."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    by_name: dict[str, list[tuple[int, Pin]]] = {}
+    for n, pin in zip(step, found, strict=True):
+        by_name.setdefault(pin.name, []).append((n, pin))
+    dropped: set[int] = set()
+    for items in by_name.values():
+        steps = sorted({n for n, _pin in items})
+        if len(steps) < 2:
+            continue
+        current = [p for n, p in items if n == steps[0]]
+        for later in steps[1:]:
+            mine = [p for n, p in items if n == later]
+            versions = [p.version for p in current if p.version is not None and p.specifier.startswith("==")]
+            try:
+                kept = bool(versions) and all(SpecifierSet(p.specifier).contains(Version(v), prereleases=True) for p in mine for v in versions)
+            except (InvalidSpecifier, InvalidVersion):
+                continue  # cannot tell: both stay, as before
+            drop, current = (mine, current) if kept else (current, mine)
+            dropped |= {id(p) for p in drop}
+    return [p for p in found if id(p) not in dropped]
