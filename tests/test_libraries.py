@@ -590,3 +590,17 @@ def test_bitsandbytes_named_first_still_lets_torch_pick_the_cuda_version():
     second = resolve("torch", "bitsandbytes<0.47", *RTX4090_550)
     assert first[0] == second[0] == 0
     assert chosen(first[1]) == chosen(second[1]) and chosen(first[1])["torch"].startswith("torch==2.14.1+cu126"), chosen(first[1])
+
+
+def test_a_torchao_release_whose_kernels_never_load_is_passed_over():
+    # 0.14.0's load gate admits no torch release (matrices/torchao/torchao-0.14.toml): for torch 2.8
+    # the release built for it, 0.13.0, whose kernels load, comes first
+    from click.testing import CliRunner
+
+    from cudafit.cli import main
+
+    args = ["resolve", "torch==2.8.0", "torchao", "--gpu", "NVIDIA H100 80GB HBM3", "--driver", "575.57.08", "--os", "linux", "--arch", "x86_64", "--python", "3.12"]
+    out = CliRunner().invoke(main, args).stdout
+    assert "chosen: torchao==0.13.0" in out
+    pinned = CliRunner().invoke(main, [*args[:2], "torchao==0.14.0", *args[3:]])
+    assert "compiled kernels never load" in pinned.stdout + pinned.stderr

@@ -167,6 +167,9 @@ class Build(NamedTuple):
     # bitsandbytes: the CUDA versions of torch whose native library this build stands for
     # (">=12.1,<12.8"): it loads the library of torch's CUDA version; "" for any of its major.
     torch_cuda: str = ""
+    # torchao: False where the build's compiled kernels never load whatever the torch (0.14.0's load
+    # gate tests for its nightly, not the release): only its Python and Triton code runs
+    loads: bool = True
     # torch ROCm builds: the AMD GPU targets its own kernels are compiled for (PYTORCH_ROCM_ARCH;
     # None: unknown), those of them its bundled rocBLAS has no kernels for (listed, yet matrix
     # products fail), and how the ROCm libraries come: "bundled" in the wheel, or "wheels" (the

@@ -43,7 +43,13 @@ def candidates(
                 "without a GPU its kernels stay unloaded and its Python code runs"
             )
             return 0, (f"CUDA {build.cuda} wheel; {library.evidence_text(build)}",), (said,)
-        return library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem, kernels_optional=True)
+        verdict = library.judge_cuda(FAMILY, release, build, machine, matrices, policy, driver_problem, kernels_optional=True)
+        if not isinstance(verdict, Rejection) and not build.loads:
+            # its kernels never load (a load gate no torch passes): as a build without kernels here
+            said = f"torchao {release.version}'s compiled kernels never load (its load gate admits no torch release): only its Python and Triton code runs"
+            tier, why, warnings = verdict
+            return max(tier, 1), why, (*warnings, said)
+        return verdict
 
     spec = specs.get(FAMILY, SpecifierSet())
     return library.candidates(FAMILY, releases(matrices), spec, machine, judge, lambda r, b: (None, "no-deps"), kernels_optional=True)

@@ -23,4 +23,11 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
         raise e.fail("tag", "a torchao build is a CUDA build (cu12, cu126) or its pure-Python wheel (cpu)")
     if not build.pins or "torch" not in build.pins:
         raise e.fail("pins", 'name the torch this build goes with (torch = "==2.10.0")')
-    return {}
+    loads = e.get("loads", _bool, required=False, default=True)
+    return {} if loads else {"loads": False}
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
