@@ -47,8 +47,8 @@ def candidates(
         if not isinstance(verdict, Rejection) and not build.loads:
             # its kernels never load (a load gate no torch passes): as a build without kernels here
             said = f"torchao {release.version}'s compiled kernels never load (its load gate admits no torch release): only its Python and Triton code runs"
-            tier, why, warnings = verdict
-            return max(tier, 1), why, (*warnings, said)
+            tier, why, warned = verdict
+            return max(tier, 1), why, (*warned, said)
         return verdict
 
     spec = specs.get(FAMILY, SpecifierSet())
