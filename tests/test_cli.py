@@ -364,7 +364,10 @@ def test_default_text_output_of_resolve():
     lines = result.stdout.splitlines()
     assert lines[0] == "machine: linux-x86_64, Python 3.11, driver 535.104.05, NVIDIA GeForce RTX 3090 (sm_86)"
     assert lines[1] == "chosen: torch==2.8.0+cu128  (CUDA 12.8, cuDNN 9.10.2)"
-    assert lines[2] == "kernels: NVIDIA GeForce RTX 3090 (sm_86): fp16 Tensor Cores, bf16, TF32, SDPA flash, SDPA memory-efficient, SDPA cuDNN; not: FP8 (absent), FP4 (absent)"
+    assert lines[2] == (
+        "kernels: NVIDIA GeForce RTX 3090 (sm_86): the GPU has fp16 Tensor Cores, bf16, TF32 but not FP8, FP4; "
+        "torch 2.8.0 gets bf16, TF32 matmul (opt-in), TF32 convolutions, SDPA flash, SDPA memory-efficient, SDPA cuDNN (opt-in) but not FP8 (fails)"
+    )
     assert lines[3:5] == ["install:", "  pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128"]
     assert lines[5] == "why:" and lines[6].startswith("  - chose torch 2.8.0+cu128: the newest release matching 'torch<2.9'")
 

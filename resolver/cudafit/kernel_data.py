@@ -3,7 +3,7 @@ hardware and in each framework's builds from a version on."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
@@ -28,11 +28,19 @@ class KernelFact(NamedTuple):
     sources: tuple[str, ...]
     note: str = ""
     above: str = ""  # what a GPU above max_cc sees, where it differs from `below`
+    # where the framework leaves it off until asked (a switch, an environment variable, a backend
+    # chosen by hand): every GPU it covers (True), or those listed; () and False: no such claim
+    opt_in: bool = False
+    opt_in_cc: tuple[CC, ...] = ()
 
     def covers(self, cc: CC) -> bool:
         if self.only_cc:
             return cc in self.only_cc
         return cc >= self.min_cc and (self.max_cc is None or cc <= self.max_cc)
+
+    def opt_in_on(self, cc: CC) -> bool:
+        """Whether a GPU it covers gets it only when asked for."""
+        return self.covers(cc) and (self.opt_in or cc in self.opt_in_cc)
 
 
 def read(doc: dict, dates: list[str]) -> tuple[KernelFact, ...]:
@@ -41,6 +49,7 @@ def read(doc: dict, dates: list[str]) -> tuple[KernelFact, ...]:
         below = e.get("below", read_str)
         if below not in BELOW:
             raise e.fail("below", f"{below!r}: expected one of {', '.join(BELOW)}")
+        opt_in = e.get("opt_in", _opt_in, required=False, default=False)
         out.append(
             KernelFact(
                 id=e.get("id", read_str),
@@ -56,6 +65,8 @@ def read(doc: dict, dates: list[str]) -> tuple[KernelFact, ...]:
                 sources=tuple(e.get("source", read_str_list)),
                 note=e.get("note", read_str, required=False, default=""),
                 above=e.get("above", read_str, required=False, default=""),
+                opt_in=opt_in is True,
+                opt_in_cc=opt_in if isinstance(opt_in, tuple) else (),
             )
         )
         e.finish()
@@ -68,6 +79,18 @@ def _cc(value: Any) -> CC:
     if not (major.isdigit() and dot and minor.isdigit()):
         raise ValueError(f"{text!r}: expected a compute capability like 8.0")
     return int(major), int(minor)
+
+
+def _opt_in(value: Any) -> Union[bool, tuple[CC, ...]]:
+    """`opt_in = true` (wherever it is available) or a list of compute capabilities."""
+    if isinstance(value, bool):
+        if not value:
+            raise ValueError("leave opt_in out where it is on by default or not known")
+        return True
+    ccs = tuple(_cc(v) for v in read_str_list(value))
+    if not ccs:
+        raise ValueError("expected true or a non-empty list of compute capabilities")
+    return ccs
 
 
 def _versions(value: Any) -> dict[str, Version]:

@@ -2,25 +2,32 @@
 versions, from matrices/kernels.toml: "why is my T4 slow with bf16" answered before the run.
 
 Per GPU and per (feature, framework), the fact that applies is the one whose version range holds
-the framework's version, the most specific first (the latest `since`), a declared one before a
-reported one; hardware facts (no framework) stand for the GPU itself."""
+the framework's version (the data holds one per version; where two would, a declared one before a
+reported one, then the latest `since`). Hardware facts (no framework) are the GPU's own and stay
+apart from the frameworks': the GPU has FP8, torch's _scaled_mm runs it, TensorFlow says nothing."""
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.kernel_data import KernelFact
 from cudafit.records import GRADES, GpuInfo
 
-# the features worth a line, in the order a reader meets them; the rest stay in the JSON
+if TYPE_CHECKING:  # the facts arrive loaded: reading them (fields, validation) is not needed to judge
+    from cudafit.kernel_data import KernelFact
+
+# the features worth a word in the text, in the order a reader meets them; the rest stay in the JSON
 SHOWN = (
     "fp16-tensor-cores",
     "bf16",
     "tf32",
+    "tf32-matmul",
+    "tf32-cudnn",
     "fp8",
     "fp4",
+    "mxfp4",
+    "nvfp4",
     "sdpa-flash",
     "sdpa-mem-efficient",
     "sdpa-cudnn",
@@ -29,6 +36,11 @@ SHOWN = (
     "xformers-memory-efficient-attention",
     "bnb-llm-int8",
 )
+# a framework's feature -> the GPU's own feature it runs on, where the names differ
+HARDWARE_OF = {"tf32-matmul": "tf32", "tf32-cudnn": "tf32", "mxfp4": "fp4", "nvfp4": "fp4"}
+# the feature of a framework's one Fit on a GPU its installed build has no kernels for (doctor):
+# its facts there are not judged, and `note` says why
+DOES_NOT_RUN = "does-not-run"
 
 
 class Fit(NamedTuple):
@@ -42,15 +54,26 @@ class Fit(NamedTuple):
     grade: str
     sources: tuple[str, ...]
     note: str
+    opt_in: bool = False  # available, but the framework leaves it off until asked (the data's opt_in)
+
+
+class Part(NamedTuple):
+    """One owner's share of a GPU's line: the GPU itself (framework "") or a framework version."""
+
+    framework: str
+    version: str
+    fits: tuple[Fit, ...]
 
 
 def fit(gpus: tuple[GpuInfo, ...], versions: dict[str, Version], facts: tuple[KernelFact, ...]) -> list[Fit]:
-    """For each NVIDIA GPU of known compute capability, each feature the facts hold for it and the
-    frameworks in `versions` (a family or distribution name -> its version)."""
+    """For each NVIDIA GPU of known compute capability (once per model), each feature the facts
+    hold for it and the frameworks in `versions` (a family or distribution name -> its version)."""
     out = []
+    seen = set()
     for gpu in gpus:
-        if gpu.vendor != "nvidia" or gpu.compute_capability is None:
+        if gpu.vendor != "nvidia" or gpu.compute_capability is None or (gpu.name, gpu.compute_capability) in seen:
             continue
+        seen.add((gpu.name, gpu.compute_capability))
         cc = gpu.compute_capability
         chosen: dict[tuple[str, str], tuple[KernelFact, str]] = {}
         for fact in facts:
@@ -65,8 +88,7 @@ def fit(gpus: tuple[GpuInfo, ...], versions: dict[str, Version], facts: tuple[Ke
             outside = fact.above if not available and fact.above and fact.max_cc is not None and cc > fact.max_cc else fact.below
             out.append(
                 Fit(
-                    gpu.name or "GPU",
-                    f"sm_{cc[0]}{cc[1]}",
+                    *_label(gpu),
                     name,
                     framework,
                     version,
@@ -75,9 +97,23 @@ def fit(gpus: tuple[GpuInfo, ...], versions: dict[str, Version], facts: tuple[Ke
                     fact.grade,
                     fact.sources,
                     fact.note,
+                    opt_in=fact.opt_in_on(cc),
                 )
             )
     return out
+
+
+def _label(gpu: GpuInfo) -> tuple[str, str]:
+    cc = gpu.compute_capability or (0, 0)
+    return gpu.name or "GPU", f"sm_{cc[0]}{cc[1]}"
+
+
+def cannot_run(fits: list[Fit], gpu: GpuInfo, framework: str, version: str, why: str) -> list[Fit]:
+    """The fits with none of `framework`'s facts on `gpu`, where its build does not run: one
+    DOES_NOT_RUN Fit in their place, whose note says why."""
+    name, arch = _label(gpu)
+    kept = [f for f in fits if not (f.gpu == name and f.arch == arch and f.framework == framework)]
+    return kept + [Fit(name, arch, DOES_NOT_RUN, framework, version, False, "error", "", (), why)]
 
 
 def _applies(fact: KernelFact, versions: dict[str, Version]) -> tuple[Optional[str], str]:
@@ -87,15 +123,17 @@ def _applies(fact: KernelFact, versions: dict[str, Version]) -> tuple[Optional[s
         return "", ""
     for framework in fact.frameworks:
         version = versions.get(framework)
-        if version is None:
-            continue
-        since, until = fact.since.get(framework), fact.until.get(framework)
-        if since is not None and _release(version) < _release(since):
-            continue
-        if until is not None and _release(version)[: len(until.release)] > until.release:
-            continue
-        return framework, str(version)
+        if version is not None and holds(fact, framework, version):
+            return framework, str(version)
     return None, ""
+
+
+def holds(fact: KernelFact, framework: str, version: Version) -> bool:
+    """Whether the fact's version range (since, until: a release line) holds the version."""
+    since, until = fact.since.get(framework), fact.until.get(framework)
+    if since is not None and _release(version) < _release(since):
+        return False
+    return until is None or _release(version)[: len(until.release)] <= until.release
 
 
 def _release(v: Version) -> tuple[int, ...]:
@@ -108,23 +146,32 @@ def _rank(fact: KernelFact, framework: str) -> tuple:
     return (trust, _release(since) if since is not None else ())
 
 
-# what the GPU has in hardware says these best; a framework's fact names one operator of many
-# (torch's MXFP4 matmul is for sm_100 alone, while NVFP4 runs on sm_120 too)
-HARDWARE_FIRST = frozenset(("fp16-tensor-cores", "fp8", "fp4"))
-
-
-def shown(fits: list[Fit]) -> dict[str, list[Fit]]:
-    """Per GPU label, the features worth a line: for behaviour (bf16, TF32, attention kernels) a
-    framework's own fact over the hardware's, for the number formats the hardware's."""
-    out: dict[str, list[Fit]] = {}
-    for name in SHOWN:
-        for f in fits:
-            if f.feature != name:
-                continue
-            label = f"{f.gpu} ({f.arch})"
-            same = [g for g in out.get(label, []) if g.feature == name]
-            prefer_framework = name not in HARDWARE_FIRST
-            if same and (bool(same[0].framework) == prefer_framework or bool(f.framework) != prefer_framework):
-                continue  # one line a feature
-            out[label] = [g for g in out.get(label, []) if g.feature != name] + [f]
+def shown(fits: list[Fit]) -> dict[str, list[Part]]:
+    """Per GPU label, what its line says: the GPU's own features first, then each framework's
+    (in the order the facts name them), each the very Fit the JSON reports. A framework's fact
+    about a format the GPU lacks is left to the JSON unless it says more than that lack: the
+    format runs anyway, slowly (bf16 on a T4), or the framework's own operator for it fails."""
+    grouped: dict[str, list[Fit]] = {}
+    for f in fits:
+        grouped.setdefault(f"{f.gpu} ({f.arch})", []).append(f)
+    out: dict[str, list[Part]] = {}
+    for label, mine in grouped.items():
+        hardware = {f.feature: f for f in mine if not f.framework}
+        owners: dict[tuple[str, str], list[Fit]] = {("", ""): []}
+        for f in mine:
+            owners.setdefault((f.framework, f.version), []).append(f)
+        parts = []
+        for (framework, version), group in owners.items():
+            said = [f for name in SHOWN for f in group if f.feature == name and (not framework or _adds(f, hardware))]
+            said += [f for f in group if f.feature == DOES_NOT_RUN]
+            if said:
+                parts.append(Part(framework, version, tuple(said)))
+        out[label] = parts
     return out
+
+
+def _adds(f: Fit, hardware: dict[str, Fit]) -> bool:
+    gpu = hardware.get(HARDWARE_OF.get(f.feature, f.feature))
+    if f.available or gpu is None or gpu.available:
+        return True
+    return f.outside == "slow" or (f.outside == "error" and f.feature == gpu.feature)

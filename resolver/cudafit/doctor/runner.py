@@ -73,10 +73,16 @@ def diagnose(
 
 
 def _kernels(env: Environment, machine: Machine, matrices: Matrices) -> tuple:
-    """What each GPU gets with the installed GPU builds' versions (their public part)."""
+    """What each GPU gets with the installed GPU builds' versions (their public part). On a GPU
+    an installed CUDA build has no kernels for (DR021's rule, judged per GPU: the build's own SASS
+    and PTX where read, else the data's, against the GPU's compute capability) none of its features
+    are said, nor those of the libraries built against it where it is torch: only that it does not
+    run there."""
     from packaging.version import InvalidVersion, Version
 
-    from cudafit.kernel_fit import fit
+    from cudafit import rules
+    from cudafit.doctor.context import cuda_of, data_build
+    from cudafit.kernel_fit import cannot_run, fit
 
     versions = {}
     for b in (*env.builds, *env.libraries):
@@ -85,7 +91,26 @@ def _kernels(env: Environment, machine: Machine, matrices: Matrices) -> tuple:
                 versions[b.family] = Version(Version(b.version).public)
             except InvalidVersion:
                 continue
-    return tuple(fit(machine.gpus, versions, matrices.kernels)) if versions else ()
+    if not versions:
+        return ()
+    fits = fit(machine.gpus, versions, matrices.kernels)
+    ctx = Context(machine=machine, env=env, matrices=matrices, environ={}, toolkits=(), loads=(), repair=Repair(env, machine, matrices))
+    for build in env.builds:
+        cuda = cuda_of(ctx, build) if build.kind == "cuda" and build.family in versions else None
+        if cuda is None:
+            continue
+        known = data_build(ctx, build)
+        sass, ptx = (build.sass, build.ptx) if build.sass is not None else ((known.sass, known.ptx) if known is not None else (None, None))
+        for gpu in machine.gpus:
+            cc = gpu.compute_capability
+            if gpu.vendor != "nvidia" or cc is None or rules.check_arch(matrices, machine._replace(gpus=(gpu,)), cuda, sass, ptx)[0].ok:
+                continue
+            fits = cannot_run(fits, gpu, build.family, str(versions[build.family]), f"{build.label} has no kernels for sm_{cc[0]}{cc[1]}")
+            # the libraries built against torch run on its kernels
+            for lib in env.libraries if build.family == "torch" else ():
+                if lib.family in versions:
+                    fits = cannot_run(fits, gpu, lib.family, str(versions[lib.family]), f"it runs on {build.label}, which does not")
+    return tuple(fits)
 
 
 def confirm(report: Report, timeout: float, run: Optional[detect.Runner] = None) -> Report:
