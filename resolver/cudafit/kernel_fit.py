@@ -8,14 +8,41 @@ apart from the frameworks': the GPU has FP8, torch's _scaled_mm runs it, TensorF
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.records import GRADES, GpuInfo
+from cudafit.records import CC, GRADES, GpuInfo
 
-if TYPE_CHECKING:  # the facts arrive loaded: reading them (fields, validation) is not needed to judge
-    from cudafit.kernel_data import KernelFact
+
+class KernelFact(NamedTuple):
+    id: str
+    name: str  # bf16, fp8, sdpa-flash, flash-attention-2, ...
+    min_cc: CC
+    max_cc: Optional[CC]  # inclusive
+    only_cc: tuple[CC, ...]  # where it is a list, not a range
+    below: str  # what a GPU outside sees: BELOW
+    frameworks: tuple[str, ...]  # () for a hardware fact
+    since: dict[str, Version]  # framework -> the first version it holds for
+    until: dict[str, Version]  # framework -> the last release line it holds for ("2.2": every 2.2.x)
+    grade: str
+    sources: tuple[str, ...]
+    note: str = ""
+    above: str = ""  # what a GPU above max_cc sees, where it differs from `below`
+    # where the framework leaves it off until asked (a switch, an environment variable, a backend
+    # chosen by hand): every GPU it covers (True), or those listed; () and False: no such claim
+    opt_in: bool = False
+    opt_in_cc: tuple[CC, ...] = ()
+
+    def covers(self, cc: CC) -> bool:
+        if self.only_cc:
+            return cc in self.only_cc
+        return cc >= self.min_cc and (self.max_cc is None or cc <= self.max_cc)
+
+    def opt_in_on(self, cc: CC) -> bool:
+        """Whether a GPU it covers gets it only when asked for."""
+        return self.covers(cc) and (self.opt_in or cc in self.opt_in_cc)
+
 
 # the features worth a word in the text, in the order a reader meets them; the rest stay in the JSON
 SHOWN = (

@@ -227,7 +227,16 @@ def _cache_key(root: Path, files: list[str]) -> str:
     parts = [__version__, sys.version, packaging.__version__]
     readers = (
         *("loader.py", "matrices_reader.py", "wheels_data.py", "records.py", "gpus.py", "fields.py"),
-        *("frameworks/build_data.py", "gpu_tables.py", "gpu_tables_data.py", "variant_labels.py", "cuda_images.py", "containers/data.py", "kernel_data.py"),
+        *(
+            "frameworks/build_data.py",
+            "gpu_tables.py",
+            "gpu_tables_data.py",
+            "variant_labels.py",
+            "cuda_images.py",
+            "containers/data.py",
+            "kernel_data.py",
+            "kernel_fit.py",
+        ),
     )
     code = [os.path.join(here, n) for n in readers]
     folder = str(root)
