@@ -323,3 +323,21 @@ def test_a_later_install_replaces_or_keeps_what_an_earlier_one_left(tmp_path: Pa
     one_command = "FROM python:3.10-slim\nRUN pip install torch==2.5.1 torch==2.0.1\n"
     path.write_text(one_command)
     assert "CF017" in CliRunner().invoke(main, ["check", str(path)]).stdout  # within one install they must agree
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "COPY pip.conf /etc/pip.conf",
+        "COPY config/uv.toml /etc/uv/uv.toml",
+        "RUN --mount=type=secret,id=pipconf,target=/root/.config/pip/pip.conf pip install torch==2.0.1+cu118",
+        "ENV PIP_CONFIG_FILE=/cfg/pip.conf",
+    ],
+)
+def test_a_configuration_file_the_image_is_given_may_name_the_index(tmp_path: Path, line: str):
+    # pip or uv reads an index from a file not read here: where the +cu118 pin comes from is unknown, so no CF001
+    path = tmp_path / "Dockerfile"
+    path.write_text(f"FROM python:3.10-slim\n{line}\nRUN pip install torch==2.0.1+cu118\n")
+    assert "CF001" not in CliRunner().invoke(main, ["check", str(path)]).stdout
+    path.write_text("FROM python:3.10-slim\nCOPY requirements.txt .\nRUN pip install torch==2.0.1+cu118\n")
+    assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout

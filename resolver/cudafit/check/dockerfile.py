@@ -60,6 +60,13 @@ def read(path: Path) -> Document:
     seen_env: set[tuple[str, str]] = set()
     config: dict[str, str] = {}
     for n, item in enumerate(structure):
+        if _stage_of(structure, n) in running and _sets_config(item):
+            # pip or uv reads an index from a file the Dockerfile brings in, which is not read here:
+            # where the pins come from is unknown, so no index claim (as for an unknown index)
+            where = _span(str(path), lines, item["startline"], item["endline"], item["value"].split()[0])
+            indexes.append(
+                IndexRef(f"a pip or uv configuration file the image is given ({item['instruction']} line {item['startline'] + 1})", "index-url", where)
+            )
         if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
@@ -225,3 +232,28 @@ def _what_stays(found: list[Pin], step: list[int]) -> list[Pin]:
             drop, current = (mine, current) if kept else (current, mine)
             dropped |= {id(p) for p in drop}
     return [p for p in found if id(p) not in dropped]
+
+
+# where pip and uv read their configuration: pip.conf (global, user, site), uv.toml
+_CONFIG_PATH = re.compile(r"(?:^|/)(?:pip\.conf|pip\.ini|uv\.toml)$")
+_CONFIG_VARIABLES = ("PIP_CONFIG_FILE", "UV_CONFIG_FILE")
+
+
+def _sets_config(item: dict) -> bool:
+    """A COPY or ADD of a pip/uv configuration file, a RUN that mounts one (a build secret), or an
+    ENV that points pip or uv at one."""
+    value = item["value"]
+    if item["instruction"] in ("COPY", "ADD"):
+        words = [w for w in value.split() if not w.startswith("--")]
+        return bool(words) and (bool(_CONFIG_PATH.search(words[-1].rstrip("/"))) or any(_CONFIG_PATH.search(w) for w in words[:-1]))
+    if item["instruction"] == "RUN":
+        return any(
+            _CONFIG_PATH.search(part.split("=", 1)[1])
+            for flag in value.split()
+            if flag.startswith("--mount=")
+            for part in flag[8:].split(",")
+            if part.startswith(("target=", "dst=", "destination="))
+        )
+    if item["instruction"] == "ENV":
+        return any(name in value for name in _CONFIG_VARIABLES)
+    return False
