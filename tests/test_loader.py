@@ -291,20 +291,23 @@ def test_a_damaged_framework_in_the_cache_is_read_again_from_the_data(tmp_path, 
     monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
     first = load()
     cache = next((tmp_path / "cache").glob("matrices-*.pickle"))
-    head, blobs, wheel_blobs = pickle.loads(cache.read_bytes())
+    head, blobs, wheel_blobs, tables = pickle.loads(cache.read_bytes())
     if damage == "bytes":
         blobs["jax"] = b"\x00\x01" + blobs["jax"][2:]
         wheel_blobs["triton"] = b"\x00\x01" + wheel_blobs["triton"][2:]
+        tables["ngc_containers"] = b"\x00\x01" + tables["ngc_containers"][2:]
     elif damage == "none":
         blobs["jax"] = pickle.dumps(None)
         wheel_blobs["triton"] = pickle.dumps(None)
+        tables["ngc_containers"] = pickle.dumps(None)
     else:
         del blobs["jax"]
-    cache.write_bytes(pickle.dumps((head, blobs, wheel_blobs)))
+    cache.write_bytes(pickle.dumps((head, blobs, wheel_blobs, tables)))
     again = load()
     assert tuple(again.frameworks["jax"]) == tuple(first.frameworks["jax"])
     assert again.wheel_files["triton"] == first.wheel_files["triton"]
-    head, blobs, wheel_blobs = pickle.loads(next((tmp_path / "cache").glob("matrices-*.pickle")).read_bytes())
+    assert tuple(again.ngc_containers) == tuple(first.ngc_containers)  # a deferred table too
+    head, blobs, wheel_blobs, tables = pickle.loads(next((tmp_path / "cache").glob("matrices-*.pickle")).read_bytes())
     assert tuple(pickle.loads(blobs["jax"])) == tuple(first.frameworks["jax"])  # the cache is sound again
 
 

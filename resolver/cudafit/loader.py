@@ -16,7 +16,7 @@ import pickle
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -136,11 +136,25 @@ def _load(root: Path, use_cache: bool, files: Optional[list[str]] = None) -> Mat
         cache_file = cache / f"matrices-{_root_key(root)}-{_INSTALL}-{_cache_key(root, files)}.pickle"
         try:
             with open(cache_file, "rb") as fh:
-                head, blobs, wheel_blobs = pickle.load(fh)
+                head, blobs, wheel_blobs, tables = pickle.load(fh)
             # A cache of another shape (edited, or written by code that knew other families) is rebuilt.
-            if isinstance(head, Matrices) and isinstance(blobs, dict) and set(blobs) == set(families()) and isinstance(wheel_blobs, dict):
+            if (
+                isinstance(head, Matrices)
+                and isinstance(blobs, dict)
+                and set(blobs) == set(families())
+                and isinstance(wheel_blobs, dict)
+                and isinstance(tables, dict)
+                and set(tables) == set(DEFERRED)
+            ):
                 rebuild = lambda: _build(root, files, cache_file)  # noqa: E731
-                return head._replace(frameworks=Families(blobs, rebuild), wheel_files=Families(wheel_blobs, rebuild, "wheel_files"))
+                lazy: dict[str, Any] = {name: Table(blob, rebuild, name) for name, blob in tables.items()}
+                return head._replace(
+                    frameworks=Families(blobs, rebuild),
+                    wheel_files=Families(wheel_blobs, rebuild, "wheel_files"),
+                    cuda_images=lazy["cuda_images"],
+                    ngc_containers=lazy["ngc_containers"],
+                    torch_variant_labels=lazy["torch_variant_labels"],
+                )
         except Exception:
             pass  # missing, stale or unreadable cache: rebuild below
     return _build(root, files, cache_file)
@@ -193,6 +207,49 @@ class Families(Mapping[str, tuple]):
 
     def __reduce__(self) -> tuple:
         return dict, (dict(self.items()),)
+
+
+# Tables only some commands read (containers, Dockerfiles, wheel variants): unpickled when first
+# read, so a resolve does not import their record classes at start-up
+DEFERRED = ("cuda_images", "ngc_containers", "torch_variant_labels")
+
+
+class Table(Sequence[Any]):
+    """One of the DEFERRED tables, unpickled from the cache the first time it is read (a damaged
+    blob is read again from the data files)."""
+
+    def __init__(self, blob: bytes, rebuild: Callable[[], Matrices], field: str) -> None:
+        self._blob = blob
+        self._rebuild = rebuild
+        self._field = field
+        self._rows: Optional[tuple] = None
+
+    def _loaded(self) -> tuple:
+        if self._rows is None:
+            try:
+                rows = pickle.loads(self._blob)
+            except Exception:
+                rows = None
+            self._rows = rows if isinstance(rows, tuple) else tuple(getattr(self._rebuild(), self._field))
+        return self._rows
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._loaded()[index]
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._loaded())
+
+    def __eq__(self, other: object) -> bool:
+        return self._loaded() == (tuple(other) if isinstance(other, Table) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._loaded())
+
+    def __reduce__(self) -> tuple:
+        return tuple, (self._loaded(),)
 
 
 def forget_cache(root: Path) -> None:
@@ -270,8 +327,9 @@ def _write_cache(cache_file: Path, matrices: Matrices) -> None:
         # Each family is pickled apart, so a run unpickles only the frameworks it asks about.
         blobs = {family: pickle.dumps(_shared(tuple(releases), {}), protocol=pickle.HIGHEST_PROTOCOL) for family, releases in matrices.frameworks.items()}
         wheel_blobs = {name: pickle.dumps(tuple(files), protocol=pickle.HIGHEST_PROTOCOL) for name, files in matrices.wheel_files.items()}
-        head = _shared(matrices._replace(frameworks={}, wheel_files={}), {})
-        tmp.write_bytes(pickle.dumps((head, blobs, wheel_blobs), protocol=pickle.HIGHEST_PROTOCOL))
+        tables = {name: pickle.dumps(tuple(getattr(matrices, name)), protocol=pickle.HIGHEST_PROTOCOL) for name in DEFERRED}
+        head = _shared(matrices._replace(frameworks={}, wheel_files={}, cuda_images=(), ngc_containers=(), torch_variant_labels=()), {})
+        tmp.write_bytes(pickle.dumps((head, blobs, wheel_blobs, tables), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, cache_file)
     except OSError:
         pass  # a read-only home costs speed, not correctness
