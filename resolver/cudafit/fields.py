@@ -65,6 +65,12 @@ class Entry:
             raise self.fail("notes", "expected a string")
 
 
+def read_bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("expected true or false")
+    return value
+
+
 def read_str(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError("expected a non-empty string")

@@ -10,16 +10,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cudafit.errors import DataError
-from cudafit.fields import Entry, entries, only_keys, read_header, read_pythons, read_str, read_str_list
+from cudafit.fields import Entry, entries, only_keys, read_bool, read_header, read_pythons, read_str, read_str_list
 from cudafit.records import GRADES, PLATFORMS, PURE, WheelFiles
 
 FILE = "wheels.toml"
-
-
-def read_sdist(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError("expected true or false")
-    return value
 
 
 def read_grade(value: Any) -> str:
@@ -55,7 +49,7 @@ def read(file: str, doc: dict, dates: list[str]) -> dict[str, tuple[WheelFiles, 
         for j, row in enumerate(rows, 1):
             r = Entry(file, f"[[distribution]] {name}, [[distribution.files]] #{j}", row)
             versions = r.get("versions", lambda value: [Version(v) for v in read_str_list(value)])
-            sdist = r.get("sdist", read_sdist)
+            sdist = r.get("sdist", read_bool)
             wheels = {p: r.get(p, read_pythons) for p in (*PLATFORMS, PURE) if p in row}
             r.finish()
             for version in versions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from cudafit.fields import Entry, read_grade, read_str, read_str_list, table_entries
+from cudafit.fields import Entry, read_bool, read_grade, read_str, read_str_list, table_entries
 
 FILE = "ngc-containers.toml"
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")  # NGC's framework containers the data may hold
@@ -43,7 +43,7 @@ def read(doc: dict, dates: list[str]) -> tuple[Container, ...]:
         for item in forward:
             if not item.startswith("R") or ">=" not in item:
                 raise e.fail("forward_compat", f"{item!r}: expected a branch and its floor, like 'R470 >= 470.57'")
-        constraint = e.get("pip_constraint", _bool, required=False)
+        constraint = e.get("pip_constraint", read_bool, required=False)
         framework = e.get("framework", read_str)
         if framework not in FRAMEWORKS:
             raise e.fail("framework", f"{framework!r}: expected one of {', '.join(FRAMEWORKS)}")
@@ -72,9 +72,3 @@ def _fact(e: Entry, key: str, grade_key: str = "") -> Optional[Fact]:
     value = e.get(key, read_str, required=False)
     grade = e.get(grade_key or f"{key}_grade", read_grade, required=value is not None)
     return Fact(value, grade) if value is not None else None
-
-
-def _bool(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("expected true or false")
-    return value

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudafit.fields import Entry
+from cudafit.fields import Entry, read_bool
 from cudafit.frameworks.build_data import read_library
 from cudafit.records import Build, LibraryRelease
 
@@ -23,11 +23,5 @@ def _build(e: Entry, build: Build, releases: list[dict[str, Any]]) -> dict[str, 
         raise e.fail("tag", "a torchao build is a CUDA build (cu12, cu126) or its pure-Python wheel (cpu)")
     if not build.pins or "torch" not in build.pins:
         raise e.fail("pins", 'name the torch this build goes with (torch = "==2.10.0")')
-    loads = e.get("loads", _bool, required=False, default=True)
+    loads = e.get("loads", read_bool, required=False, default=True)
     return {} if loads else {"loads": False}
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("expected true or false")
-    return value
