@@ -89,7 +89,8 @@ def text(w: Watched, findings: list[Finding]) -> str:
     for note in w.notes:
         lines.append(f"  note: {note}")
     if not findings:
-        lines.append("no warning signs")
+        # nothing sampled from a GPU: say what the verdict rests on
+        lines.append("no warning signs" if w.gpu_source != "none" else "no warning signs in the output and the CPU (no GPU was sampled)")
     for f in findings:
         lines.append(f"{f.code} {f.severity}: {f.message}")
         lines += [f"  - {a}" for a in f.advice]
