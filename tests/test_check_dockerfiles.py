@@ -341,3 +341,34 @@ def test_a_configuration_file_the_image_is_given_may_name_the_index(tmp_path: Pa
     assert "CF001" not in CliRunner().invoke(main, ["check", str(path)]).stdout
     path.write_text("FROM python:3.10-slim\nCOPY requirements.txt .\nRUN pip install torch==2.0.1+cu118\n")
     assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "name", "text"),
+    [
+        ("", "uv.toml", f'[[index]]\nurl = "{CU118}"\n'),
+        ("", "pyproject.toml", f'[project]\nname = "x"\n\n[tool.uv]\nextra-index-url = ["{CU118}"]\n'),
+        ("..", "pyproject.toml", f'[project]\nname = "x"\n\n[tool.uv.pip]\nindex-url = "{CU118}"\n'),
+    ],
+)
+def test_a_build_context_copied_whole_may_bring_a_uv_index(tmp_path: Path, where: str, name: str, text: str):
+    # uv reads uv.toml or [tool.uv] from the folder it runs in: `COPY . .` may bring one that names the index
+    (tmp_path / ".git").mkdir()
+    folder = tmp_path / "docker"
+    folder.mkdir()
+    (folder / where / name).write_text(text)
+    path = folder / "Dockerfile"
+    path.write_text("FROM python:3.10-slim\nWORKDIR /app\nCOPY . .\nRUN uv pip install --system torch==2.0.1+cu118\n")
+    assert "CF001" not in CliRunner().invoke(main, ["check", str(path)]).stdout
+    # copying a part of the context, or from another stage, brings no configuration
+    for line in ("COPY requirements.txt .", "COPY --from=build . ."):
+        path.write_text(f"FROM python:3.10-slim AS build\nFROM python:3.10-slim\n{line}\nRUN uv pip install --system torch==2.0.1+cu118\n")
+        assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout, line
+
+
+def test_a_context_whose_uv_configuration_names_no_index_changes_nothing(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.uv]\ndev-dependencies = []\n')
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM python:3.10-slim\nCOPY . .\nRUN uv pip install --system torch==2.0.1+cu118\n")
+    assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout

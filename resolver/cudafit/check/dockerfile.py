@@ -59,14 +59,16 @@ def read(path: Path) -> Document:
     step: list[int] = []  # for each pin found, the install command it came from
     seen_env: set[tuple[str, str]] = set()
     config: dict[str, str] = {}
+    context_config = _context_uv_config(path)
     for n, item in enumerate(structure):
-        if _stage_of(structure, n) in running and _sets_config(item):
+        if _stage_of(structure, n) in running and (_sets_config(item) or (context_config and _copies_context(item))):
             # pip or uv reads an index from a file the Dockerfile brings in, which is not read here:
             # where the pins come from is unknown, so no index claim (as for an unknown index)
             where = _span(str(path), lines, item["startline"], item["endline"], item["value"].split()[0])
-            indexes.append(
-                IndexRef(f"a pip or uv configuration file the image is given ({item['instruction']} line {item['startline'] + 1})", "index-url", where)
-            )
+            given = "a pip or uv configuration file the image is given"
+            if not _sets_config(item):
+                given = f"the uv configuration the build context brings ({context_config})"
+            indexes.append(IndexRef(f"{given} ({item['instruction']} line {item['startline'] + 1})", "index-url", where))
         if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
@@ -257,3 +259,50 @@ def _sets_config(item: dict) -> bool:
     if item["instruction"] == "ENV":
         return any(name in value for name in _CONFIG_VARIABLES)
     return False
+
+
+def _copies_context(item: dict) -> bool:
+    """`COPY . .`, `ADD ./ /app`: the whole build context, not from another stage."""
+    if item["instruction"] not in ("COPY", "ADD"):
+        return False
+    words = item["value"].split()
+    if any(w.startswith("--from") for w in words):
+        return False
+    sources = [w for w in words if not w.startswith("--")][:-1]
+    return any(w in (".", "./") for w in sources)
+
+
+# uv's settings that name where packages come from, at the top of uv.toml / [tool.uv] or under `pip`
+_UV_INDEX_KEYS = ("index", "index-url", "extra-index-url", "find-links")
+
+
+def _context_uv_config(path: Path) -> str:
+    """The uv configuration a build context copied whole would bring, where one names an index:
+    uv reads uv.toml, or pyproject.toml's [tool.uv], from the directory it runs in (pip reads no
+    configuration from there). The context is the Dockerfile's folder or, as `docker build -f
+    docker/Dockerfile .` has it, a folder above it up to the repository's root: each is looked at."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    folder = path.resolve().parent
+    for _ in range(4):  # the Dockerfile's folder and three above it at most
+        for name, table in (("uv.toml", ()), ("pyproject.toml", ("tool", "uv"))):
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            try:
+                settings: object = tomllib.loads(candidate.read_text(encoding="utf-8", errors="replace"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue  # uv refuses it as well: it names nothing
+            for key in table:
+                settings = settings.get(key, {}) if isinstance(settings, dict) else {}
+            if isinstance(settings, dict) and any(k in part for part in (settings, settings.get("pip", {})) if isinstance(part, dict) for k in _UV_INDEX_KEYS):
+                return str(candidate)
+        if (folder / ".git").exists() or folder.parent == folder:
+            break
+        folder = folder.parent
+    return ""
