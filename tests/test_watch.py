@@ -12,6 +12,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -68,8 +69,9 @@ time.sleep(3600)
 """
 
 
-def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str) -> subprocess.CompletedProcess:
-    """`cudafit watch` over `python -c code`, with the stand-in nvidia-smi replaying `ticks`."""
+def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str, environ: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess:
+    """`cudafit watch` over `python -c code`, with the stand-in nvidia-smi replaying `ticks`; the
+    machine's own CUDA_VISIBLE_DEVICES left out, `environ` added."""
     series = tmp_path / "series.txt"
     series.write_text("\n\n".join("\n".join(t) for t in ticks) + "\n")
     folder = tmp_path / "bin"
@@ -78,6 +80,7 @@ def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str) -> s
     stand_in.write_text(STAND_IN.format(python=sys.executable, series=str(series)))
     stand_in.chmod(0o755)
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "CUDAFIT_WATCH_NVML": "0"}
+    env = {k: v for k, v in env.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")} | (environ or {})
     args = [sys.executable, "-m", "cudafit", "watch", "--interval", str(TICK), *options, "--", sys.executable, "-c", code]
     return subprocess.run(args, capture_output=True, env=env, timeout=120)
 
@@ -115,6 +118,21 @@ class TestRecordedRuns:
         assert "the CPU side starves it" in found["WA001"]["message"]
         assert found["WA001"]["evidence"]["utilization"]["p50"] < 50 and found["WA001"]["evidence"]["cpu_runnable_share"] >= 0.8
         assert found["WA002"]["evidence"]["memory_total_mib"] == 49140
+
+    def test_another_jobs_gpu_is_not_judged_where_the_run_cannot_see_it(self, tmp_path: Path):
+        # GPU 0: the healthy run; GPU 1: another job's input-bound run (about 18 % busy), same model
+        mine = recorded("query-healthy-rtxa6000-openad.csv", limit=150)
+        theirs = recorded("gpulogger-lowutil-emptyvram-48gb-dcconv.csv", limit=150)
+        ticks = [
+            [a[0].replace("NVIDIA RTX A6000", "NVIDIA GPU"), "1," + b[0].split(",", 1)[1]] for a, b in zip(mine, theirs, strict=False)
+        ]
+        every = watch(tmp_path, ticks, lasting(ticks), "--json")
+        assert "WA001" in codes(every), every.stderr  # with every GPU the run's, the other job's looks like this run's
+        scoped = watch(tmp_path, ticks, lasting(ticks), "--json", environ={"CUDA_VISIBLE_DEVICES": "0"})
+        assert codes(scoped) == {}, scoped.stderr
+        doc = json.loads(scoped.stdout)
+        assert doc["visible_gpus"] == [0] and [g["index"] for g in doc["gpus"]] == [0]
+        assert b"CUDA_VISIBLE_DEVICES=0: GPU 1 not visible to the run, so not judged" in scoped.stderr
 
     def test_a_run_without_its_gpus_memory_size_gets_no_memory_claim(self, tmp_path: Path):
         ticks = recorded("query-lowutil-emptyvram-v100-deeplearningph.csv")  # <= 12 %; the recording has no memory.total
@@ -399,3 +417,51 @@ def test_workers_that_come_and_go_count_once_reaped(tmp_path: Path):
     (tmp_path / "100" / "stat").write_text(f"100 (python) {' '.join(rest)}\n")
     sample = sampler.sample(1.0)
     assert sample is not None and sample.cpu_cores == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("environ", "names", "expected"),
+    [
+        ({}, {0: "A", 1: "A"}, None),
+        ({"CUDA_VISIBLE_DEVICES": "1"}, {0: "A", 1: "A"}, {1}),
+        ({"CUDA_VISIBLE_DEVICES": "0, 2"}, {0: "A", 1: "A", 2: "A"}, {0, 2}),
+        ({"CUDA_VISIBLE_DEVICES": "0,2,-1,1"}, {0: "A", 1: "A", 2: "A"}, {0, 2}),  # CUDA stops at the first that is no device
+        ({"CUDA_VISIBLE_DEVICES": "0,7,1"}, {0: "A", 1: "A"}, {0}),  # 7 is no device here
+        ({"CUDA_VISIBLE_DEVICES": ""}, {0: "A"}, set()),  # hides every GPU
+        ({"CUDA_VISIBLE_DEVICES": "NoDevFiles"}, {0: "A"}, set()),
+        ({"CUDA_VISIBLE_DEVICES": "1"}, {0: "A", 1: "B"}, None),  # fastest first: index 1 may be either
+        ({"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}, {0: "A", 1: "B"}, {1}),
+        ({"CUDA_VISIBLE_DEVICES": "GPU-8f6c0a2e-1b3d-4c5e-9f7a-0b1c2d3e4f50"}, {0: "A"}, None),
+        ({"CUDA_VISIBLE_DEVICES": "MIG-GPU-8f6c0a2e/1/0"}, {0: "A"}, None),
+    ],
+)
+def test_the_gpus_a_run_can_see(environ, names, expected):
+    from cudafit.watch.visible import visible_gpus
+
+    found = visible_gpus(environ, names).gpus
+    assert (None if found is None else set(found)) == expected
+
+
+def test_a_followed_processs_own_environment_is_read(tmp_path: Path):
+    from cudafit.watch.visible import environ_of
+
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "environ").write_bytes(b"HOME=/root\0CUDA_VISIBLE_DEVICES=3\0EMPTY=\0")
+    assert environ_of(42, tmp_path) == {"HOME": "/root", "CUDA_VISIBLE_DEVICES": "3", "EMPTY": ""}
+    assert environ_of(43, tmp_path) is None
+
+
+def test_findings_leave_out_the_gpus_the_run_cannot_see():
+    busy_other = [GpuSample(float(t), 1, 15.0, 2000.0, 40000.0) for t in range(40)]
+    idle_mine = [GpuSample(float(t), 0, 0.0, 300.0, 40000.0) for t in range(40)]
+    w = Watched(("train",), 1, 0, 40.0, tuple(busy_other + idle_mine), (), (), "nvidia-smi", ((0, "A"), (1, "A")))
+    assert [f.code for f in judge(w)] == ["WA001", "WA002"]
+    # the run's own GPU did nothing: the other job's work hid that
+    assert [f.code for f in judge(w._replace(visible=(0,)))] == ["WA005"]
+
+
+def test_a_run_that_sees_no_gpu_is_told_why():
+    samples = tuple(GpuSample(float(t), 0, 0.0, 300.0, 40000.0) for t in range(5))
+    w = Watched(("train",), 1, 0, 5.0, samples, (), (), "nvidia-smi", ((0, "A"),), visible=())
+    found = judge(w)
+    assert [f.code for f in found] == ["WA005"] and "CUDA_VISIBLE_DEVICES" in found[0].message

@@ -36,6 +36,10 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
     of a GPU never used, where it has one."""
     # a GPU without readings (every field [N/A], as MIG slices report) says nothing either way
     by_gpu = {i: s for i, s in _series(w.gpus).items() if any(x.util is not None or x.mem_used is not None for x in s)}
+    if w.visible is not None:  # the others are other jobs' GPUs (CUDA_VISIBLE_DEVICES)
+        if by_gpu and not w.visible:
+            return _failures(w.events, {}, {}, bf16_gpus) + [_hidden(w, sorted(by_gpu))]
+        by_gpu = {i: s for i, s in by_gpu.items() if i in w.visible}
     used = {i: s for i, s in by_gpu.items() if _used(s)}
     out = _failures(w.events, by_gpu, used, bf16_gpus)
     if not used:
@@ -55,7 +59,7 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
 
 def used_gpus(w: Watched) -> list[int]:
     """The GPUs the run did work on, or allocated memory on."""
-    return sorted(i for i, s in _series(w.gpus).items() if _used(s))
+    return sorted(i for i, s in _series(w.gpus).items() if _used(s) and (w.visible is None or i in w.visible))
 
 
 def _series(samples: tuple[GpuSample, ...]) -> dict[int, list[GpuSample]]:
@@ -247,4 +251,12 @@ def _never_used(w: Watched, by_gpu: dict[int, list[GpuSample]], cause: Optional[
         evidence["doctor"] = cause
         said += f"; doctor: {cause}"
     advice = ("`cudafit doctor` checks the environment's framework builds against this machine", "`cudafit resolve` names the builds that run here")
+    return Finding("WA005", "warning", said, evidence, advice)
+
+
+def _hidden(w: Watched, gpus: list[int]) -> Finding:
+    """The machine has GPUs, and the run was started with CUDA_VISIBLE_DEVICES naming none of them."""
+    evidence: dict[str, object] = {"gpus": gpus, "visible_gpus": []}
+    said = "the run could use no GPU: its CUDA_VISIBLE_DEVICES names none of this machine's"
+    advice = ("unset CUDA_VISIBLE_DEVICES, or list the GPUs to use (CUDA_VISIBLE_DEVICES=0)",)
     return Finding("WA005", "warning", said, evidence, advice)

@@ -53,3 +53,4 @@ class Watched(NamedTuple):
     interval: float = 1.0
     notes: tuple[str, ...] = ()  # what could not be sampled, and why
     open_line: bool = False  # the command's stdout ended without a newline: a report after it starts one
+    visible: Optional[tuple[int, ...]] = None  # the GPUs the run can use (CUDA_VISIBLE_DEVICES); None: every one

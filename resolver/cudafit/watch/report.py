@@ -18,7 +18,8 @@ def _pct(values: list[float], q: float) -> float:
 def gpu_rows(w: Watched) -> list[dict]:
     by: dict[int, list[GpuSample]] = {}
     for s in w.gpus:
-        by.setdefault(s.gpu, []).append(s)
+        if w.visible is None or s.gpu in w.visible:  # another job's GPU is not this run's (a note says so)
+            by.setdefault(s.gpu, []).append(s)
     names = dict(w.gpu_names)
     rows = []
     for index, series in sorted(by.items()):
@@ -62,6 +63,7 @@ def as_json(w: Watched, findings: list[Finding]) -> dict:
         "interval_s": w.interval,
         "gpu_source": w.gpu_source,
         "gpus": gpu_rows(w),
+        "visible_gpus": list(w.visible) if w.visible is not None else None,
         "host": host_summary(w),
         "events": [{"kind": e.kind, "line": e.line, "stream": e.stream, "t": round(e.t, 2)} for e in w.events],
         "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "evidence": f.evidence, "advice": list(f.advice)} for f in findings],

@@ -69,7 +69,31 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     if child is None:
         notes.append(f"followed process {pid}: " + ("it ended" if ended else "stopped following before it ended"))
     open_line = ends.get("stdout", b"\n") != b"\n"
-    return Watched(tuple(command), pid, exit_code, duration, gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes), open_line)
+    visible = _visible(child, pid, dict(names), proc_root, notes)
+    return Watched(
+        tuple(command), pid, exit_code, duration, gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes), open_line, visible
+    )
+
+
+def _visible(child: Optional[subprocess.Popen[bytes]], pid: int, names: dict[int, str], proc_root: Path, notes: list[str]) -> Optional[tuple[int, ...]]:
+    """The GPUs the run can use: the command inherits watch's environment; a followed process has
+    its own."""
+    from cudafit.watch.visible import environ_of, visible_gpus
+
+    environ = dict(os.environ) if child is not None else environ_of(pid, proc_root)
+    if environ is None:
+        return None
+    visible = visible_gpus(environ, names)
+    if visible.gpus is None:
+        if visible.said:
+            notes.append(f"{visible.said}: which GPUs it names is not told here (CUDA's device order may differ from nvidia-smi's), so every GPU was judged")
+        return None
+    others = sorted(set(names) - visible.gpus)
+    if not visible.gpus:
+        notes.append(f"{visible.said} hides every GPU from the run")
+    elif others:
+        notes.append(f"{visible.said}: GPU {', '.join(map(str, others))} not visible to the run, so not judged")
+    return tuple(sorted(visible.gpus))
 
 
 def _pass_signals(child: Optional[subprocess.Popen[bytes]]) -> dict[int, Any]:
