@@ -465,3 +465,27 @@ def test_a_run_that_sees_no_gpu_is_told_why():
     w = Watched(("train",), 1, 0, 5.0, samples, (), (), "nvidia-smi", ((0, "A"),), visible=())
     found = judge(w)
     assert [f.code for f in found] == ["WA005"] and "CUDA_VISIBLE_DEVICES" in found[0].message
+
+
+def _executable(path: Path, text: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_the_commands_own_interpreter_is_the_environment_doctor_reads(tmp_path: Path):
+    from cudafit.watch.cause import interpreter_of
+
+    python = _executable(tmp_path / "envs" / "a" / "bin" / "python3.12")
+    env_python = _executable(tmp_path / "envs" / "b" / "bin" / "python3")
+    torchrun = _executable(tmp_path / "envs" / "a" / "bin" / "torchrun", f"#!{python}\nimport sys\n")
+    _executable(tmp_path / "tools" / "train", "#!/usr/bin/env -S python3 -u\n")
+    _executable(tmp_path / "tools" / "run.sh", "#!/bin/sh\nexec python train.py\n")
+    environ = {"PATH": f"{env_python.parent}{os.pathsep}{tmp_path / 'tools'}"}
+    assert interpreter_of([str(python), "train.py"], environ) == str(python)
+    assert interpreter_of(["python3", "train.py"], environ) == str(env_python)  # found on the command's PATH
+    assert interpreter_of([str(torchrun), "--nproc-per-node=2", "train.py"], environ) == str(python)
+    assert interpreter_of(["train"], environ) == str(env_python)
+    for command in (["run.sh"], ["uv", "run", "train.py"], ["no-such-command"], []):
+        assert interpreter_of(command, environ) is None, command

@@ -82,6 +82,8 @@ def _cause(watched: Watched) -> Optional[str]:
 
     if not watched.gpus or used_gpus(watched):
         return None
-    from cudafit.watch.cause import doctor_cause
+    import os
 
-    return doctor_cause()
+    from cudafit.watch.cause import doctor_cause, interpreter_of
+
+    return doctor_cause(interpreter_of(watched.command, os.environ) if watched.exit_code is not None else None)
