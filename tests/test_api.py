@@ -280,7 +280,7 @@ SURFACE = {
     "InstalledBuild": ["family", "dist", "version", "kind", "cuda", "cudnn"],
     "Finding": ["code", "severity", "message", "fix", "commands", "path", "line", "col", "environments"],
     "Report": ["ok", "findings", "machine", "errors", "files", "fix"],
-    "Plan": ["machine", "packages", "cuda", "cudnn", "pins", "reasons", "notes", "warnings", "_resolution", "environment"],
+    "Plan": ["machine", "packages", "cuda", "cudnn", "pins", "reasons", "notes", "warnings", "_resolution", "environment", "_request"],
 }
 
 

@@ -473,3 +473,8 @@ def test_a_cuda_image_base_takes_the_builds_the_drivers_own_cuda_runs():
     assert "chose builds whose CUDA driver 580.65.06 runs itself" in result.stderr
     plain = CliRunner().invoke(main, [*args, "--format", "pip"])  # other forms keep minor-version compatibility
     assert plain.exit_code == 0 and "chose builds whose CUDA" not in plain.stderr
+    # the Python API renders what the command prints
+    import cudafit
+
+    machine = cudafit.describe(gpus=["NVIDIA GeForce RTX 4090"], driver="580.65.06", os="linux", arch="x86_64", python="3.12")
+    assert cudafit.resolve(["torch", "flash-attn"], machine).render("dockerfile") == result.stdout

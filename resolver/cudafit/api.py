@@ -132,10 +132,11 @@ def resolve(
 ) -> Plan:
     """The newest consistent set of builds for `specs` (PEP 508 requirements on frameworks:
     "torch>=2.4", "torchvision", "jax[cuda12]") that runs on `machine` (default: this one, detected)."""
-    res = _solve(specs, machine, records.Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda))
+    policy = records.Policy(strict_driver=strict_driver, cpu=cpu, mixed_cuda=mixed_cuda)
+    res = _solve(specs, machine, policy)
     if not res.ok:
         raise NoSolution(res)
-    return Plan.from_resolution(res)
+    return Plan.from_resolution(res, (tuple(_texts("spec", specs)), policy))
 
 
 def _installed(b: Any) -> InstalledBuild:

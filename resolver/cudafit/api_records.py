@@ -291,6 +291,8 @@ class Plan:
     # variables the set needs set where it runs (HSA_OVERRIDE_GFX_VERSION for an AMD GPU on
     # another target's kernels); a launcher adds them to the environment it starts programs in
     environment: dict[str, str] = field(default_factory=dict)
+    # the request, for the answer an nvidia/cuda base image can carry (render("dockerfile"))
+    _request: Optional[tuple[tuple[str, ...], records.Policy]] = field(default=None, repr=False, compare=False)
 
     def commands(self, installer: Installer = "pip", *, python: Optional[str] = None) -> list[list[str]]:
         """The install commands as argument lists (never shell strings), to run in order: pip as
@@ -310,7 +312,14 @@ class Plan:
 
         if format not in FORMATS:
             raise InputError(f"expected one of {', '.join(FORMATS)}", field="format", value=format)
-        return render(format, self._resolution, EmitOptions(env_name=name, existing=existing))
+        res = self._resolution
+        if format == "dockerfile" and self._request is not None:
+            from cudafit.containers.cuda_base import for_cuda_image
+            from cudafit.loader import load
+
+            specs, policy = self._request
+            res = for_cuda_image(specs, res.machine, load(), policy, res)
+        return render(format, res, EmitOptions(env_name=name, existing=existing))
 
     def to_dict(self) -> dict[str, Any]:
         """What `cudafit resolve --json` prints for the same request: the same keys, the same values."""
@@ -319,7 +328,7 @@ class Plan:
         return resolution_json(self._resolution)
 
     @staticmethod
-    def from_resolution(res: answers.Resolution) -> Plan:
+    def from_resolution(res: answers.Resolution, request: Optional[tuple[tuple[str, ...], records.Policy]] = None) -> Plan:
         from cudafit.emit import environment, stack_versions
 
         cuda, cudnn = stack_versions(res)
@@ -334,4 +343,5 @@ class Plan:
             warnings=res.warnings,
             _resolution=res,
             environment=environment(res),
+            _request=request,
         )

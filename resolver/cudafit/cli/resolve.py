@@ -12,7 +12,6 @@ from cudafit.emit import FORMATS
 from cudafit.machine import MachineOptions
 
 if TYPE_CHECKING:
-    from cudafit.answers import Resolution
     from cudafit.records import Machine, Matrices, Policy
 
 
@@ -71,8 +70,10 @@ def resolve(
             raise click.UsageError("--why explains the answer for a machine; it does not combine with --inside")
         return _inside(list(specs), inside, described.python, machine, matrices, policy, as_json, fmt, put)
     res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
-    if fmt == "dockerfile" and res.ok and machine.driver and not policy.strict_driver:
-        res = _for_cuda_image(list(specs), machine, matrices, policy, res)
+    if fmt == "dockerfile":
+        from cudafit.containers.cuda_base import for_cuda_image
+
+        res = for_cuda_image(specs, machine, matrices, policy, res)
     if why_not:
         from cudafit.resolution import why_not as explain_why_not
 
@@ -141,21 +142,3 @@ def _inside(
     else:
         put("\n".join(["python -m pip install uv", *install_steps(answer)]) + "\n")
     return 0 if answer.ok else 1
-
-
-def _for_cuda_image(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy, res: Resolution) -> Resolution:
-    """On an nvidia/cuda base the NVIDIA Container Toolkit asks the host for the driver of the
-    image's own CUDA (its NVIDIA_REQUIRE_CUDA), not the minor-version floor: where `docker run` would
-    refuse the answer's base on the described host, the builds whose CUDA its driver runs itself are
-    taken when there are some."""
-    from cudafit import staleness
-    from cudafit.emit.dockerfile import refused_at_run
-    from cudafit.resolution import resolve as solve
-
-    if not refused_at_run(res, matrices):
-        return res
-    strict = solve(specs, machine, matrices, policy._replace(strict_driver=True))
-    if not strict.ok or [c.packages for c in strict.candidates] == [c.packages for c in res.candidates]:
-        return res
-    said = f"an nvidia/cuda image asks the host for its own CUDA's driver at docker run: chose builds whose CUDA driver {machine.driver} runs itself"
-    return staleness.with_note(strict, matrices.data_date)._replace(warnings=(said, *strict.warnings))
