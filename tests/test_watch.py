@@ -489,3 +489,34 @@ def test_the_commands_own_interpreter_is_the_environment_doctor_reads(tmp_path: 
     assert interpreter_of(["train"], environ) == str(env_python)
     for command in (["run.sh"], ["uv", "run", "train.py"], ["no-such-command"], []):
         assert interpreter_of(command, environ) is None, command
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminals as Linux has them")
+def test_a_command_writes_to_a_terminal_where_watch_does():
+    # where watch's stdout is a terminal, the command's is one too (Python flushes each line, progress
+    # bars draw), its bytes passed as written; its stderr, a pipe here, stays a pipe
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[1] &= ~termios.OPOST  # this test's own terminal passes bytes as written too
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    code = "import sys; print('tty', sys.stdout.isatty(), sys.stderr.isatty()); sys.stdout.write('a\\nb\\r\\n'); sys.exit(3)"
+    env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": os.path.dirname(sys.executable)}
+    args = [sys.executable, "-m", "cudafit", "watch", "--interval", "0.05", "--", sys.executable, "-c", code]
+    done = subprocess.Popen(args, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: every writer closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert done.wait(timeout=60) == 3
+    assert out == b"tty True False\na\nb\r\n"
+    assert done.stderr is not None and b"exit 3" in done.stderr.read()

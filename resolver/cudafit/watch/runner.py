@@ -18,6 +18,7 @@ from typing import Any, Optional
 from cudafit.watch.model import GpuSample, HostSample, OutputEvent, Watched
 from cudafit.watch.output import pump
 from cudafit.watch.proc import HostSampler
+from cudafit.watch.terminals import Terminals
 
 
 def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_root: Path = Path("/proc")) -> Watched:
@@ -30,14 +31,30 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     ends: dict[str, bytes] = {}
     child: Optional[subprocess.Popen[bytes]] = None
     pumps: list[threading.Thread] = []
+    terminals: Optional[Terminals] = None
+    opened: list[Any] = []  # the pseudo-terminals' read ends, closed once their pumps end
     if pid is None:  # the command starts first: the samplers' set-up does not delay it
+        terminals = Terminals({"stdout": sys.stdout.fileno(), "stderr": sys.stderr.fileno()} if _has_fds() else {})
         try:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            child = subprocess.Popen(
+                command,
+                stdout=_or_pipe(terminals.stream("stdout")),
+                stderr=_or_pipe(terminals.stream("stderr")),
+            )
         except OSError as exc:
+            terminals.close_slaves()
+            _close(terminals.masters.values())
+            terminals.restore()
             raise FileNotFoundError(f"{command[0]}: {exc.strerror or exc}") from None
+        finally:
+            terminals.close_slaves()
         pid = child.pid
-        for stream, sink, name in ((child.stdout, sys.stdout.buffer, "stdout"), (child.stderr, sys.stderr.buffer, "stderr")):
-            thread = threading.Thread(target=pump, args=(stream, sink, name, events, clock, ends), daemon=True)
+        sources: dict[str, Any] = {"stdout": child.stdout, "stderr": child.stderr}
+        for name, master in terminals.masters.items():
+            sources[name] = open(master, "rb", buffering=0)
+            opened.append(sources[name])
+        for name, sink in (("stdout", sys.stdout.buffer), ("stderr", sys.stderr.buffer)):
+            thread = threading.Thread(target=pump, args=(sources[name], sink, name, events, clock, ends), daemon=True)
             thread.start()
             pumps.append(thread)
     gpu, notes = _gpu_sampler(interval, start)
@@ -59,6 +76,10 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
             gpu.stop()
         for thread in pumps:
             thread.join(timeout=10)
+        if terminals is not None:
+            terminals.restore()
+            for source in opened:
+                source.close()
     if gpu is not None and gpu.failure:
         notes.append(gpu.failure)
     gpu_samples: tuple[GpuSample, ...] = tuple(gpu.samples) if gpu is not None else ()
@@ -94,6 +115,26 @@ def _visible(child: Optional[subprocess.Popen[bytes]], pid: int, names: dict[int
     elif others:
         notes.append(f"{visible.said}: GPU {', '.join(map(str, others))} not visible to the run, so not judged")
     return tuple(sorted(visible.gpus))
+
+
+def _or_pipe(fd: Optional[int]) -> int:
+    return subprocess.PIPE if fd is None else fd
+
+
+def _has_fds() -> bool:
+    try:
+        sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced streams (a test runner's): pipes then
+        return False
+    return True
+
+
+def _close(fds: Any) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _pass_signals(child: Optional[subprocess.Popen[bytes]]) -> dict[int, Any]:
