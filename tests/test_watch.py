@@ -57,8 +57,31 @@ def recorded(name: str, every: int = 1, limit: int = 400) -> list[list[str]]:
 
 STAND_IN = """\
 #!{python}
-import sys, time
+import os, sys, time
 interval = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("-lms=")), 1000) / 1000
+if "--query-gpu=index,uuid" in sys.argv:  # each GPU's UUID, as nvidia-smi prints them
+    for i in range(8):
+        print(f"{{i}}, GPU-00000000-0000-0000-0000-00000000000{{i}}")
+    sys.exit(0)
+if any(a.startswith("--query-compute-apps=") for a in sys.argv):
+    apps = {apps!r}  # (gpu, "run" or a PID, MiB): "run" is the watched command, watch's other child
+    if not apps:
+        sys.exit(0)  # no process listed: nvidia-smi prints nothing
+    watch = os.getppid()
+    time.sleep(0.3)  # the command has started
+    def children():
+        for e in os.listdir("/proc"):
+            try:
+                stat = open(f"/proc/{{e}}/stat").read()
+            except OSError:
+                continue
+            if e.isdigit() and int(stat.rpartition(")")[2].split()[1]) == watch and "nvidia-smi" not in stat:
+                yield int(e)
+    run = next(children(), 0)
+    while True:
+        for gpu, pid, mib in apps:
+            print(f"GPU-00000000-0000-0000-0000-00000000000{{gpu}}, {{run if pid == 'run' else pid}}, {{mib}}", flush=True)
+        time.sleep(interval)
 ticks = open({series!r}).read().split("\\n\\n")
 for tick in ticks:
     if tick.strip():
@@ -69,7 +92,9 @@ time.sleep(3600)
 """
 
 
-def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str, environ: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess:
+def watch(
+    tmp_path: Path, ticks: list[list[str]], code: str, *options: str, environ: Optional[dict[str, str]] = None, apps: tuple = ()
+) -> subprocess.CompletedProcess:
     """`cudafit watch` over `python -c code`, with the stand-in nvidia-smi replaying `ticks`; the
     machine's own CUDA_VISIBLE_DEVICES left out, `environ` added."""
     series = tmp_path / "series.txt"
@@ -77,7 +102,7 @@ def watch(tmp_path: Path, ticks: list[list[str]], code: str, *options: str, envi
     folder = tmp_path / "bin"
     folder.mkdir(exist_ok=True)
     stand_in = folder / "nvidia-smi"
-    stand_in.write_text(STAND_IN.format(python=sys.executable, series=str(series)))
+    stand_in.write_text(STAND_IN.format(python=sys.executable, series=str(series), apps=list(apps)))
     stand_in.chmod(0o755)
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "CUDAFIT_WATCH_NVML": "0"}
     env = {k: v for k, v in env.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")} | (environ or {})
@@ -157,6 +182,29 @@ class TestRecordedRuns:
         found = codes(done)
         assert found["WA004"]["severity"] == "error" and found["WA004"]["evidence"]["gpu0_memory_peak_mib"] > 20000
         assert any("bf16" in a for a in found["WA004"]["advice"])  # an RTX A6000 (sm_86) has bfloat16
+
+    def test_out_of_memory_beside_another_jobs_memory_names_it(self, tmp_path: Path):
+        # nvidia-smi lists the run's process (2 GiB) and another job's (30 GiB) on GPU 0
+        ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=40)
+        line = next(ln for ln in (FIXTURES / "log-torch-oom-new-cads4.txt").read_text().splitlines() if "OutOfMemoryError" in ln)
+        code = f"import sys, time\ntime.sleep({len(ticks) * TICK + 0.5})\nsys.stderr.write({line!r} + '\\n')\nsys.exit(1)"
+        done = watch(tmp_path, ticks, code, "--json", apps=((0, "run", 2048), (0, 424242, 30720)))
+        found = codes(done)
+        assert found["WA004"]["evidence"]["gpu0_others_memory_mib"] == 30720, done.stderr
+        assert found["WA004"]["evidence"]["gpu0_other_pids"] == [424242]
+        assert found["WA004"]["advice"][0].startswith("other processes held 30.0 of GPU 0's")
+        doc = json.loads(done.stdout[done.stdout.index(b"{") :])
+        assert doc["gpus"][0]["run_memory_peak_mib"] == 2048 and doc["gpus"][0]["other_pids"] == [424242]
+        assert b"GPU 0: other processes too (PID 424242; 30.0 GiB at their peaks)" in done.stderr
+
+    def test_a_gpu_only_other_jobs_held_is_not_judged(self, tmp_path: Path):
+        # GPU 0: the healthy run; GPU 1: another job's input-bound run, listed with its own PID only
+        mine = recorded("query-healthy-rtxa6000-openad.csv", limit=150)
+        theirs = recorded("gpulogger-lowutil-emptyvram-48gb-dcconv.csv", limit=150)
+        ticks = [[a[0], "1," + b[0].split(",", 1)[1]] for a, b in zip(mine, theirs, strict=False)]
+        done = watch(tmp_path, ticks, lasting(ticks), "--json", apps=((0, "run", 20480), (1, 424242, 2700)))
+        assert codes(done) == {}, done.stderr
+        assert b"GPU 1: only other processes (PID 424242; 2.6 GiB at their peaks), not judged" in done.stderr
 
     def test_a_gpu_never_used_is_said_with_the_line_that_tells_why(self, tmp_path: Path):
         # the CPU-only run's one nvidia-smi snapshot (61 MiB, 0 %), held for the run
@@ -520,3 +568,60 @@ def test_a_command_writes_to_a_terminal_where_watch_does():
     assert done.wait(timeout=60) == 3
     assert out == b"tty True False\na\nb\r\n"
     assert done.stderr is not None and b"exit 3" in done.stderr.read()
+
+
+def test_whose_memory_a_gpu_held():
+    from cudafit.watch.model import ProcessMemory
+    from cudafit.watch.owners import held, others_only
+
+    listed = (ProcessMemory(1.0, 0, 10, 500.0), ProcessMemory(2.0, 0, 10, 900.0), ProcessMemory(2.0, 0, 11, 300.0), ProcessMemory(2.0, 1, 77, 4000.0))
+    w = Watched(("train",), 10, 0, 3.0, (), (), (), "nvml", processes=listed, tree=(10, 11))
+    assert held(w) == {0: (1200.0, 0.0, ()), 1: (None, 4000.0, (77,))}  # each process at its own peak
+    assert others_only(w) == {1}
+    # inside a container the driver's PIDs are the host's: none is the run's, and nothing is told apart
+    assert held(w._replace(tree=(5,), pid=5)) == {} and others_only(w._replace(tree=(5,), pid=5)) == set()
+
+
+def test_an_empty_run_beside_another_jobs_memory_is_named_from_its_own():
+    from cudafit.watch.model import ProcessMemory
+
+    # GPU 0 half full (another job's 40 GiB); the run busy at 40 % with 1 GiB of its own
+    series = tuple(GpuSample(float(t), 0, 40.0, 41984.0, 81920.0) for t in range(30))
+    listed = tuple(ProcessMemory(float(t), 0, pid, mib) for t in range(30) for pid, mib in ((10, 1024.0), (99, 40960.0)))
+    w = Watched(("train",), 10, 0, 30.0, series, (), (), "nvml", ((0, "NVIDIA H100 80GB HBM3"),), processes=listed, tree=(10,))
+    found = {f.code: f for f in judge(w)}
+    assert "WA002" in found and found["WA002"].evidence["memory_peak_mib"] == 1024 and found["WA002"].evidence["others_memory_mib"] == 40960
+    assert "WA002" not in {f.code for f in judge(w._replace(processes=()))}  # the GPU's own reading: half full
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("GPU-6d2a3c59-8b71-4e0f-9a62-1f5b0c7d9e13, 4242, 10240", (0, 4242, 10240.0)),
+        ("GPU-6d2a3c59-8b71-4e0f-9a62-1f5b0c7d9e13, 4242, [N/A]", (0, 4242, None)),  # Windows WDDM
+        ("No running processes found", None),
+        ("GPU-ffffffff-8b71-4e0f-9a62-1f5b0c7d9e13, 4242, 10", None),  # a GPU not mapped
+    ],
+)
+def test_compute_app_lines_read_as_nvidia_smi_writes_them(line, expected):
+    uuids = smi.parse_uuids("0, GPU-6d2a3c59-8b71-4e0f-9a62-1f5b0c7d9e13\n1, GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9\n")
+    assert len(uuids) == 2
+    found = smi.parse_app_line(line, 1.5, uuids)
+    assert (None if found is None else (found.gpu, found.pid, found.mib)) == expected
+
+
+def test_nvml_lists_each_gpus_processes():
+    from cudafit.watch.nvml import processes
+
+    class Info:
+        def __init__(self, pid, used):
+            self.pid, self.usedGpuMemory = pid, used
+
+    class Bindings:
+        def nvmlDeviceGetComputeRunningProcesses(self, handle):
+            if handle == "locked":
+                raise RuntimeError("NVMLError_NoPermission")
+            return [Info(4242, 2 * 1024 * 1024 * 1024), Info(7, None)]
+
+    found = processes(Bindings(), ["h0", "locked"], 3.0)
+    assert [(p.gpu, p.pid, p.mib) for p in found] == [(0, 4242, 2048.0), (0, 7, None)]

@@ -13,6 +13,7 @@ from statistics import median, pstdev
 from typing import Optional
 
 from cudafit.watch.model import Finding, GpuSample, HostSample, OutputEvent, Watched
+from cudafit.watch.owners import Held, held, others_only
 
 BUSY = 10.0  # % utilisation: the GPU did work in this sample
 SETTLED = 3  # busy samples in a row that start the steady phase
@@ -28,6 +29,7 @@ STALL = 10.0  # % utilisation: a sample in a stall
 STALLS_MIN = 3  # stalls needed to call them a pattern
 STALLED_SHARE = 0.2  # share of the steady phase in stalls that is worth saying even when irregular
 REGULAR = 0.5  # coefficient of variation of the gaps between stalls below which they are periodic
+OTHERS_SHARE = 0.10  # share of a GPU's memory other processes held that is worth naming beside an out-of-memory
 
 
 def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[str] = None) -> list[Finding]:
@@ -40,8 +42,10 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
         if by_gpu and not w.visible:
             return _failures(w.events, {}, {}, bf16_gpus) + [_hidden(w, sorted(by_gpu))]
         by_gpu = {i: s for i, s in by_gpu.items() if i in w.visible}
-    used = {i: s for i, s in by_gpu.items() if _used(s)}
-    out = _failures(w.events, by_gpu, used, bf16_gpus)
+    owners = held(w)
+    by_gpu = {i: s for i, s in by_gpu.items() if i not in others_only(w)}  # other jobs' GPUs
+    used = {i: s for i, s in by_gpu.items() if _used(s) or (i in owners and owners[i].run_mib is not None)}
+    out = _failures(w.events, by_gpu, used, bf16_gpus, owners)
     if not used:
         unused = _never_used(w, by_gpu, cause)
         return out + ([unused] if unused else [])
@@ -51,7 +55,7 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
             continue
         label = _label(w, index)
         out += _idle(label, index, steady, w.host)
-        out += _empty_memory(label, index, series, steady)
+        out += _empty_memory(label, index, series, steady, owners.get(index))
         out += _stalls(label, index, steady)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order.get(f.severity, 3))
@@ -138,17 +142,23 @@ def _idle(label: str, index: int, steady: list[GpuSample], host: tuple[HostSampl
     return [Finding("WA001", "warning", said, evidence, advice)]
 
 
-def _empty_memory(label: str, index: int, series: list[GpuSample], steady: list[GpuSample]) -> list[Finding]:
+def _empty_memory(label: str, index: int, series: list[GpuSample], steady: list[GpuSample], owner: Optional[Held] = None) -> list[Finding]:
     totals = [s.mem_total for s in series if s.mem_total]
     used = [s.mem_used for s in series if s.mem_used is not None]
     util = [s.util for s in steady if s.util is not None]
     if not totals or not used or not util or median(util) >= SATURATED:
         return []
-    peak, total = max(used), max(totals)
+    own = owner is not None and owner.run_mib is not None and owner.others_mib > 0  # others' memory would hide the run's
+    peak, total = (owner.run_mib if own and owner is not None and owner.run_mib is not None else max(used)), max(totals)
     if peak >= VRAM_EMPTY * total:
         return []
     evidence: dict[str, object] = {"gpu": index, "memory_peak_mib": round(peak), "memory_total_mib": round(total), "utilization_p50": round(median(util), 1)}
     said = f"{label}'s memory stayed nearly empty: {peak / 1024:.1f} of {total / 1024:.1f} GiB at the peak ({peak / total:.0%})"
+    if own and owner is not None:
+        evidence["memory_of"] = "the run's processes"
+        evidence["others_memory_mib"] = round(owner.others_mib)
+        said = f"{label}'s memory stayed nearly empty of the run's: its processes held {peak / 1024:.1f} of {total / 1024:.1f} GiB at the peak"
+        said += f" ({peak / total:.0%}; other processes {owner.others_mib / 1024:.1f} GiB)"
     advice = (
         "raise the batch size (with the learning rate) until memory is well used",
         "check that the model and every batch are moved to the GPU (.to('cuda'))",
@@ -197,11 +207,18 @@ def _stalls(label: str, index: int, steady: list[GpuSample]) -> list[Finding]:
     return [Finding("WA003", "warning", said, evidence, advice)]
 
 
-def _failures(events: tuple[OutputEvent, ...], by_gpu: dict[int, list[GpuSample]], used: dict[int, list[GpuSample]], bf16: frozenset[int]) -> list[Finding]:
+def _failures(
+    events: tuple[OutputEvent, ...],
+    by_gpu: dict[int, list[GpuSample]],
+    used: dict[int, list[GpuSample]],
+    bf16: frozenset[int],
+    owners: Optional[dict[int, Held]] = None,
+) -> list[Finding]:
     out = []
     oom = next((e for e in events if e.kind == "oom"), None)
     if oom is not None:
         evidence: dict[str, object] = {"line": oom.line}
+        crowded = []  # where other processes held a share of the GPU the run ran out on
         for index, series in sorted((used or by_gpu).items()):
             peak = max((s.mem_used for s in series if s.mem_used is not None), default=None)
             total = max((s.mem_total for s in series if s.mem_total), default=None)
@@ -209,10 +226,19 @@ def _failures(events: tuple[OutputEvent, ...], by_gpu: dict[int, list[GpuSample]
                 evidence[f"gpu{index}_memory_peak_mib"] = round(peak)
             if total:
                 evidence[f"gpu{index}_memory_total_mib"] = round(total)
+            owner = (owners or {}).get(index)
+            if owner is not None and owner.others:
+                evidence[f"gpu{index}_others_memory_mib"] = round(owner.others_mib)
+                evidence[f"gpu{index}_other_pids"] = list(owner.others)
+                if total and owner.others_mib >= OTHERS_SHARE * total:
+                    pids = ", ".join(map(str, owner.others[:5])) + (" ..." if len(owner.others) > 5 else "")
+                    share = f"{owner.others_mib / 1024:.1f} of GPU {index}'s {total / 1024:.1f} GiB"
+                    crowded.append(f"other processes held {share} (PID {pids}): run where the GPU is free, or have them end")
         precision = (
             "bf16 autocast (torch.autocast('cuda', dtype=torch.bfloat16))" if by_gpu and set(used or by_gpu) <= bf16 else "fp16 autocast with a GradScaler"
         )
         advice = (
+            *crowded,
             "halve the batch size, and keep the effective batch with gradient accumulation",
             f"train in mixed precision: {precision}",
             "checkpoint activations (torch.utils.checkpoint) for deep models",

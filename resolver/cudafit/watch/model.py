@@ -15,6 +15,17 @@ class GpuSample(NamedTuple):
     sm_clock: Optional[float] = None  # MHz
 
 
+class ProcessMemory(NamedTuple):
+    """A process's memory on a GPU at one reading (NVML's compute processes, nvidia-smi's
+    --query-compute-apps): with the run's process tree it tells the run's GPUs and memory from other
+    jobs' on a shared GPU."""
+
+    t: float
+    gpu: int
+    pid: int  # as the driver sees it: the host's PID (inside a container it matches no PID there)
+    mib: Optional[float]  # None: the driver does not say (Windows WDDM, a process without rights)
+
+
 class HostSample(NamedTuple):
     t: float
     cpu_cores: Optional[float]  # the process tree's CPU use since the last sample, in cores (1.0: one core busy)
@@ -54,3 +65,5 @@ class Watched(NamedTuple):
     notes: tuple[str, ...] = ()  # what could not be sampled, and why
     open_line: bool = False  # the command's stdout ended without a newline: a report after it starts one
     visible: Optional[tuple[int, ...]] = None  # the GPUs the run can use (CUDA_VISIBLE_DEVICES); None: every one
+    processes: tuple[ProcessMemory, ...] = ()  # every process on the GPUs, at each reading that listed them
+    tree: tuple[int, ...] = ()  # every PID seen in the run's process tree

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from cudafit.watch.model import GpuSample
+from cudafit.watch.model import GpuSample, ProcessMemory
 
 MIB = 1024 * 1024
 
@@ -28,6 +28,20 @@ def open_nvml() -> Optional[Any]:
 
 def read(nvml: Any, handles: list[Any], t: float) -> list[GpuSample]:
     return [_sample(nvml, handle, index, t) for index, handle in enumerate(handles)]
+
+
+def processes(nvml: Any, handles: list[Any], t: float) -> list[ProcessMemory]:
+    """The compute processes on each GPU and their memory (None where NVML does not say)."""
+    out = []
+    for index, handle in enumerate(handles):
+        try:
+            listed = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+        except Exception:  # NVMLError_NoPermission and kin, or bindings without it: not listed
+            continue
+        for process in listed or ():
+            used = getattr(process, "usedGpuMemory", None)
+            out.append(ProcessMemory(t, index, int(process.pid), used / MIB if isinstance(used, int) else None))
+    return out
 
 
 def _sample(nvml: Any, handle: Any, index: int, t: float) -> GpuSample:
@@ -53,6 +67,7 @@ def _or_none(read_one: Callable[[], Any]) -> Any:
 class NvmlSampler:
     def __init__(self, nvml: Any, interval: float, clock: Callable[[], float] = time.monotonic, start: Optional[float] = None) -> None:
         self.samples: list[GpuSample] = []
+        self.processes: list[ProcessMemory] = []
         self.failure = ""
         self._nvml = nvml
         self._clock = clock
@@ -67,7 +82,9 @@ class NvmlSampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.samples.extend(read(self._nvml, self._handles, self._clock() - self._start))
+            t = self._clock() - self._start
+            self.samples.extend(read(self._nvml, self._handles, t))
+            self.processes.extend(processes(self._nvml, self._handles, t))
             self._stop.wait(self._interval)
 
     def stop(self) -> None:

@@ -73,12 +73,14 @@ class HostSampler:
         self.available = (root / "stat").is_file()
         self._hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self._last: Optional[tuple[float, int, Optional[tuple[int, int]]]] = None
+        self.seen: set[int] = {pid}  # every PID of the tree at any sample: the run's processes on the GPUs
 
     def sample(self, t: float) -> Optional[HostSample]:
         """CPU use and I/O wait since the previous call; None on the first call (nothing to compare)."""
         if not self.available:
             return None
         pids = tree(self.pid, self.root)
+        self.seen.update(pids)
         ticks, runnable = cpu_ticks(pids, self.root)
         now = (t, ticks, machine_ticks(self.root))
         last, self._last = self._last, now

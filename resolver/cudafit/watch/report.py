@@ -6,6 +6,7 @@ from statistics import median
 from typing import Optional
 
 from cudafit.watch.model import Finding, GpuSample, Watched
+from cudafit.watch.owners import held
 
 SCHEMA_VERSION = 1
 
@@ -21,6 +22,7 @@ def gpu_rows(w: Watched) -> list[dict]:
         if w.visible is None or s.gpu in w.visible:  # another job's GPU is not this run's (a note says so)
             by.setdefault(s.gpu, []).append(s)
     names = dict(w.gpu_names)
+    owners = held(w)
     rows = []
     for index, series in sorted(by.items()):
         util = [s.util for s in series if s.util is not None]
@@ -36,6 +38,9 @@ def gpu_rows(w: Watched) -> list[dict]:
                 "memory_peak_mib": round(max(used)) if used else None,
                 "memory_total_mib": round(max(total)) if total else None,
                 "power_w_p50": round(median(power), 1) if power else None,
+                # whose memory, where the driver listed the run's processes (null: not told)
+                "run_memory_peak_mib": round(owners[index].run_mib or 0) if index in owners else None,
+                "other_pids": list(owners[index].others) if index in owners else None,
             }
         )
     return rows
@@ -88,6 +93,13 @@ def text(w: Watched, findings: list[Finding]) -> str:
     if host:
         wait = f", I/O wait {host['iowait_p50']:.0%}" if host["iowait_p50"] is not None else ""
         lines.append(f"  CPU: {host['cpu_cores']['p50']:.1f} cores at the median (p90 {host['cpu_cores']['p90']:.1f}){wait}")
+    for index, owner in sorted(held(w).items()):
+        if owner.others and (w.visible is None or index in w.visible):
+            pids = ", ".join(map(str, owner.others[:5])) + (" ..." if len(owner.others) > 5 else "")
+            whose = "only other processes" if owner.run_mib is None else "other processes too"
+            lines.append(
+                f"  GPU {index}: {whose} (PID {pids}; {owner.others_mib / 1024:.1f} GiB at their peaks)" + (", not judged" if owner.run_mib is None else "")
+            )
     for note in w.notes:
         lines.append(f"  note: {note}")
     if not findings:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from cudafit.watch.model import GpuSample, HostSample, OutputEvent, Watched
+from cudafit.watch.model import GpuSample, HostSample, OutputEvent, ProcessMemory, Watched
 from cudafit.watch.output import pump
 from cudafit.watch.proc import HostSampler
 from cudafit.watch.terminals import Terminals
@@ -91,8 +91,23 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
         notes.append(f"followed process {pid}: " + ("it ended" if ended else "stopped following before it ended"))
     open_line = ends.get("stdout", b"\n") != b"\n"
     visible = _visible(child, pid, dict(names), proc_root, notes)
+    processes = tuple(gpu.processes) if gpu is not None else ()
     return Watched(
-        tuple(command), pid, exit_code, duration, gpu_samples, tuple(samples), tuple(events), source, names, interval, tuple(notes), open_line, visible
+        tuple(command),
+        pid,
+        exit_code,
+        duration,
+        gpu_samples,
+        tuple(samples),
+        tuple(events),
+        source,
+        names,
+        interval,
+        tuple(notes),
+        open_line,
+        visible,
+        processes,
+        tuple(sorted(host.seen)),
     )
 
 
@@ -204,6 +219,10 @@ class _Gpu:
     @property
     def names(self) -> dict[int, str]:
         return dict(self._sampler.names)
+
+    @property
+    def processes(self) -> list[ProcessMemory]:
+        return list(self._sampler.processes)
 
     @property
     def failure(self) -> str:

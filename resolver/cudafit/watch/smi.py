@@ -1,5 +1,7 @@
 """GPU samples from `nvidia-smi --query-gpu ... -lms N`: one process that prints a line per GPU per
-interval, read as it prints (no process started per sample)."""
+interval, read as it prints (no process started per sample). A second stream,
+`--query-compute-apps ... -lms N`, lists the processes on the GPUs with their memory, named by the
+GPU's UUID: one `--query-gpu=index,uuid` first maps those to indexes."""
 
 from __future__ import annotations
 
@@ -9,13 +11,38 @@ import threading
 import time
 from typing import Callable, Optional
 
-from cudafit.watch.model import GpuSample
+from cudafit.watch.model import GpuSample, ProcessMemory
 
 FIELDS = ("index", "name", "utilization.gpu", "memory.used", "memory.total", "power.draw", "clocks.sm")
 
 
 def command(smi: str, interval: float) -> list[str]:
     return [smi, f"--query-gpu={','.join(FIELDS)}", "--format=csv,noheader,nounits", f"-lms={max(1, round(interval * 1000))}"]
+
+
+APP_FIELDS = ("gpu_uuid", "pid", "used_memory")
+
+
+def apps_command(smi: str, interval: float) -> list[str]:
+    return [smi, f"--query-compute-apps={','.join(APP_FIELDS)}", "--format=csv,noheader,nounits", f"-lms={max(1, round(interval * 1000))}"]
+
+
+def parse_uuids(text: str) -> dict[str, int]:
+    """`index, uuid` lines: each GPU's UUID to its index."""
+    out = {}
+    for row in csv.reader(text.splitlines(), skipinitialspace=True):
+        if len(row) == 2 and row[0].strip().isdigit() and row[1].strip().startswith("GPU-"):
+            out[row[1].strip()] = int(row[0])
+    return out
+
+
+def parse_app_line(line: str, t: float, uuids: dict[str, int]) -> Optional[ProcessMemory]:
+    """One process line (`GPU-..., 4242, 10240`), or None for one that is not (a message, "No
+    running processes found", a GPU not mapped)."""
+    row = next(csv.reader([line], skipinitialspace=True), [])
+    if len(row) != len(APP_FIELDS) or row[0].strip() not in uuids or not row[1].strip().isdigit():
+        return None
+    return ProcessMemory(t, uuids[row[0].strip()], int(row[1]), _number(row[2]))
 
 
 def parse_line(line: str, t: float) -> Optional[tuple[GpuSample, str]]:
@@ -45,13 +72,41 @@ class SmiSampler:
 
     def __init__(self, smi: str, interval: float, clock: Callable[[], float] = time.monotonic, start: Optional[float] = None) -> None:
         self.samples: list[GpuSample] = []
+        self.processes: list[ProcessMemory] = []
         self.names: dict[int, str] = {}
         self.failure = ""
         self._clock = clock
         self._start = clock() if start is None else start
+        self._smi, self._interval = smi, interval
         self._proc = subprocess.Popen(command(smi, interval), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        self._apps: Optional[subprocess.Popen[str]] = None
+        self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._read, name="cudafit-watch-smi", daemon=True)
         self._thread.start()
+        self._apps_thread = threading.Thread(target=self._read_apps, name="cudafit-watch-smi-apps", daemon=True)
+        self._apps_thread.start()
+
+    def _read_apps(self) -> None:
+        """The processes on the GPUs, where nvidia-smi lists them (in a thread: the command and the
+        GPU stream are not held up by the UUID query)."""
+        try:
+            mapped = subprocess.run([self._smi, "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        uuids = parse_uuids(mapped.stdout)
+        if not uuids or self._stopping.is_set():
+            return
+        try:
+            self._apps = subprocess.Popen(apps_command(self._smi, self._interval), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        except OSError:
+            return
+        if self._stopping.is_set():  # stopped while it started
+            self._apps.terminate()
+        assert self._apps.stdout is not None
+        for line in self._apps.stdout:
+            process = parse_app_line(line, self._clock() - self._start, uuids)
+            if process is not None:
+                self.processes.append(process)
 
     def _read(self) -> None:
         assert self._proc.stdout is not None
@@ -63,6 +118,16 @@ class SmiSampler:
                 self.names.setdefault(sample.gpu, name)
 
     def stop(self) -> None:
+        self._stopping.set()
+        self._apps_thread.join(timeout=0.5)  # the UUID query may still run: not waited for
+        apps = self._apps
+        if apps is not None:
+            if apps.poll() is None:
+                apps.terminate()
+            try:
+                apps.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                apps.kill()
         if self._proc.poll() is None:
             self._proc.terminate()
         try:
