@@ -346,13 +346,13 @@ def check_text(tmp_path: Path, text: str, name: str = "Dockerfile") -> tuple[int
 
 def test_check_finds_an_extension_built_with_another_cuda_major(tmp_path: Path):
     text = (
-        "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
-        "RUN pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.8.0+cu128 && \\\n"
-        "    pip install --no-build-isolation flash-attn==2.8.3.post2\n"  # a release without prebuilt assets: it compiles
+        "FROM nvidia/cuda:12.8.1-devel-ubuntu24.04\n"
+        "RUN pip install --index-url https://download.pytorch.org/whl/cu118 torch==2.7.1+cu118 && \\\n"
+        "    pip install --no-build-isolation flash-attn==2.8.3\n"  # its assets are CUDA 12 builds only: it compiles
     )
     code, out = check_text(tmp_path, text)
-    assert code == 1 and "Dockerfile:1:6: CF019 the image's nvcc is CUDA 11.8" in out
-    same = text.replace("11.8.0-devel-ubuntu22.04", "12.8.1-devel-ubuntu24.04")
+    assert code == 1 and "Dockerfile:1:6: CF019 the image's nvcc is CUDA 12.8" in out
+    same = text.replace("12.8.1-devel-ubuntu24.04", "11.8.0-devel-ubuntu22.04")
     code, out = check_text(tmp_path, same)
     assert "CF019" not in out
     isolated = text.replace("--no-build-isolation ", "")

@@ -38,6 +38,7 @@ class _Compiles(NamedTuple):
     pin: Pin
     compiled: list[tuple[str, str]]
     downloaded: list[tuple[str, str]]
+    unknown: str = ""  # why the data cannot tell whether an asset spares the compile
 
 
 def image_toolkit_differs(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list[Finding]:
@@ -58,6 +59,17 @@ def image_toolkit_differs(doc: Document, matrices: Matrices, releases: dict[str,
         built = _compiled_here(doc, pin.version, int(major), matrices)
         fix = f"start FROM an nvidia/cuda devel image of CUDA {major} (resolve --format dockerfile picks one), or install torch's CUDA {match['cuda']} build"
         for one in built:
+            if one.unknown:
+                return [
+                    finding(
+                        "CF013",
+                        span,
+                        f"{one.pin.name} {one.pin.version}: {one.unknown}, so whether it downloads a prebuilt wheel for torch {pin.version} is not "
+                        f"known here. Where none exists, it compiles (--no-build-isolation) with the image's nvcc, CUDA {nvcc} ({image}), "
+                        f"against torch's CUDA {major}, which torch's extension builder refuses",
+                        f"check the release's assets for torch {pin.version}, or {fix}",
+                    )
+                ]
             if not one.downloaded:
                 return [
                     finding(
@@ -97,6 +109,19 @@ def _compiled_here(doc: Document, torch: str, major: int, matrices: Matrices) ->
         release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if _same(r.version, pin.version)), None)
         if release is None or not any(b.route == "source" for b in release.builds):
             continue  # not in the data (CF013 says so), or a wheel: nothing says it compiles
+        # assets are added to a release after it for newer torch lines (2.8.3's for torch 2.9): past the
+        # newest line the recorded ones serve, a missing asset is no evidence of a compile
+        lines = [_line(b.pins.get("torch", "")) for b in release.builds if b.route == "asset" and b.pins]
+        newest = max((line for line in lines if line is not None), default=None)
+        mine = _line(f"=={torch}")
+        if newest is None and getattr(release, "asset", None):
+            out.append(_Compiles(pin, [], [], "its release assets are not in cudafit's data"))
+            continue
+        if newest is not None and mine is not None and mine > newest:
+            said = f"its release assets in cudafit's data serve torch up to {newest[0]}.{newest[1]}"
+            said += ", and a release gets assets for newer torch lines after it (flash-attn 2.8.3's for torch 2.9)"
+            out.append(_Compiles(pin, [], [], said))
+            continue
         compiled, downloaded = [], []
         for platform in sorted(set(doc.platforms or release.platforms) & set(release.platforms)):
             for py in sorted({python[1]} if python else release.pythons(platform), key=_key):
@@ -108,6 +133,12 @@ def _compiled_here(doc: Document, torch: str, major: int, matrices: Matrices) ->
         if compiled:
             out.append(_Compiles(pin, compiled, downloaded))
     return out
+
+
+def _line(specifier: str) -> Optional[tuple[int, int]]:
+    """The torch line a pin names (`==2.8.*`, `==2.9.1`): (2, 8)."""
+    match = re.match(r"==\s*(\d+)\.(\d+)", specifier)
+    return (int(match[1]), int(match[2])) if match else None
 
 
 def _where(pairs: list[tuple[str, str]], one: _Compiles) -> str:

@@ -51,7 +51,8 @@ def candidates(
         if build.route == "source":
             major = build.tag[2:]  # a source build's tag is its CUDA major (cu12, cu13)
             prebuilt = (
-                f"no prebuilt wheel for this torch; the newest torch with one for {machine.platform or 'this platform'} is {newest}"
+                f"no prebuilt wheel for this torch in cudafit's data, whose newest for {machine.platform or 'this platform'} is for torch {newest}; "
+                "setup.py downloads one where the release has it by now"
                 if newest
                 else f"flash-attn has no prebuilt wheels for {machine.platform or 'this platform'}"
             )
