@@ -21,14 +21,13 @@ class Terminals:
         self.slaves: dict[str, int] = {}
         self._real: dict[str, int] = {}
         self._previous: Any = None
-        if sys.platform == "win32":
+        ttys = {name: fd for name, fd in streams.items() if _isatty(fd)}
+        if sys.platform == "win32" or not ttys:
             return
         import pty
         import termios
 
-        for name, fd in streams.items():
-            if not _isatty(fd):
-                continue
+        for name, fd in ttys.items():
             try:
                 master, slave = pty.openpty()
             except OSError:
