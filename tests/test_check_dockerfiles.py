@@ -393,3 +393,25 @@ def test_a_context_whose_uv_configuration_names_no_index_changes_nothing(tmp_pat
     path = tmp_path / "Dockerfile"
     path.write_text("FROM python:3.10-slim\nCOPY . .\nRUN uv pip install --system torch==2.0.1+cu118\n")
     assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "aarch64"),
+    [
+        ("FROM python:3.12-slim\nRUN pip install decord==0.6.0\n", True),
+        ("FROM --platform=linux/amd64 python:3.12-slim\nRUN pip install decord==0.6.0\n", False),
+        # opendilab/LightRFT's shape: an x86_64 wheel installed by URL: the image is built on x86_64 only
+        (
+            "FROM python:3.12-slim\nRUN pip install decord==0.6.0 && pip install "
+            "https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/flash_attn-2.8.3+cu12torch2.9cxx11abiTRUE-cp312-cp312-linux_x86_64.whl\n",
+            False,
+        ),
+        # wheels for both architectures (chosen by uname -m): both are built
+        ("FROM python:3.12-slim\nRUN pip install decord==0.6.0 ./w/x-1.0-cp312-cp312-linux_x86_64.whl || pip install ./w/x-1.0-cp312-cp312-manylinux_2_28_aarch64.whl\n", True),
+        ("FROM --platform=$BUILDPLATFORM python:3.12-slim\nRUN pip install decord==0.6.0\n", True),
+    ],
+)
+def test_the_architectures_an_image_is_built_for(tmp_path: Path, text: str, aarch64: bool):
+    # decord has no aarch64 wheel: CF015 there only where the image may be built there
+    code, out = check(tmp_path, text)
+    assert ("CF015 on linux-aarch64" in out) == aarch64, out

@@ -124,10 +124,31 @@ def read(path: Path) -> Document:
         problems=tuple(problems),
         lines={str(path): tuple(lines)},
         requires_python=f"=={python[1]}.*" if python else "",
-        platforms=("linux-x86_64", "linux-aarch64"),  # an image runs Linux
+        platforms=_platforms(structure, running, root),
         images=images,
         builds_here=builds_here,
     )
+
+
+_ARCHES = {"amd64": "linux-x86_64", "x86_64": "linux-x86_64", "arm64": "linux-aarch64", "aarch64": "linux-aarch64"}
+# a wheel's platform tag names the one architecture pip installs it on
+_WHEEL_ARCH = re.compile(r"[-_.](?:manylinux\w*?|musllinux\w*?|linux)_(x86_64|aarch64)\.whl\b")
+
+
+def _platforms(structure: list[dict], running: set[int], root: Optional[int]) -> tuple[str, ...]:
+    """The machines the image is built for: Linux on both architectures, unless the running chain
+    starts `FROM --platform=linux/amd64`, or its RUN lines install wheels of one architecture only
+    (a linux_x86_64 wheel's install fails elsewhere, so the image is not built elsewhere)."""
+    if root is not None:
+        flag = next((w for w in structure[root]["value"].split() if w.startswith("--platform=")), "")
+        arch = _ARCHES.get(flag.partition("=")[2].partition("/")[2].partition("/")[0].lower())
+        if arch is not None:
+            return (arch,)
+    runs = [item["value"] for n, item in enumerate(structure) if item["instruction"] == "RUN" and _stage_of(structure, n) in running]
+    named = {_ARCHES[m] for value in runs for m in _WHEEL_ARCH.findall(value)}
+    if len(named) == 1:
+        return tuple(named)
+    return ("linux-x86_64", "linux-aarch64")  # an image runs Linux
 
 
 def _running_stages(structure: list[dict]) -> set[int]:
