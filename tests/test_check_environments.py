@@ -402,3 +402,56 @@ def test_an_extra_naming_the_project_itself_installs_that_extras_pins_too(tmp_pa
         (5, "linux-aarch64, windows-x86_64, macos-arm64 (extra srt); linux-aarch64 (extra all)"),
         (8, "windows-x86_64, macos-arm64 (groups kernels, dev)"),
     ]
+
+
+# --- uv's overrides and where a requirement is written (real files: NVIDIA/Megatron-LM) -------------
+
+
+def test_an_override_that_holds_nowhere_leaves_the_package_out(tmp_path: Path):
+    # Megatron-LM's shape: torch comes from the base image; uv is told never to install it
+    text = """
+    [project]
+    name = "m"
+    version = "1"
+    keywords = ["torch", "deep learning"]
+    dependencies = []
+
+    [dependency-groups]
+    build = ["setuptools", "torch"]
+
+    [tool.uv]
+    override-dependencies = ["torch; sys_platform == 'never'"]
+    """
+    result = check(tmp_path, {"pyproject.toml": text})
+    assert result.exit_code == 0 and "CF009" not in result.stdout and "CF008" not in result.stdout, result.stdout
+    without = check(tmp_path, {"pyproject.toml": text.replace("""override-dependencies = ["torch; sys_platform == 'never'"]""", "")})
+    assert "CF008" in without.stdout and "pyproject.toml:8:25: CF008" in without.stdout, without.stdout  # the group's torch, not the keyword
+
+
+def test_an_override_replaces_the_requirements_of_its_name(tmp_path: Path):
+    # uv installs the override's build wherever the project asks for torch: +cu121 with no index is CF001 there
+    text = """
+    [project]
+    name = "m"
+    version = "1"
+    dependencies = ["torch>=2.0"]
+
+    [tool.uv]
+    override-dependencies = ["torch==2.5.1+cu121"]
+    """
+    result = check(tmp_path, {"pyproject.toml": text})
+    assert "pyproject.toml:7:27: CF001" in result.stdout, result.stdout
+
+
+def test_a_requirement_is_found_in_its_own_list(tmp_path: Path):
+    from cudafit.check.pyproject import read
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[project]  # the package\nname = "m"\nversion = "1"\nclassifiers = ["torch==2.5.1"]\n'
+        'description = """\nnot [a table\n"""\n'
+        'optional-dependencies = { gpu = ["torch==2.5.1"] }\n'
+        '[build-system]\nrequires = ["torch==2.5.1"]\n'
+    )
+    doc = read(path)
+    assert sorted((p.group, p.span.line) for p in doc.pins) == [("build-system", 10), ("extra gpu", 8)]

@@ -116,6 +116,8 @@ def marker_excludes_all(doc: Document, matrices: Matrices, releases: dict[str, T
         # An extra or group is a selection, not a platform: the environments decide it.
         if pin.name not in families or not pin.marker or _SELECTION_WORD.search(pin.marker):
             continue
+        if pin.override:
+            continue  # uv's override with a marker that holds nowhere is its way to leave a package out (Megatron-LM's torch)
         try:
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:

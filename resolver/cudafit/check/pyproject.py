@@ -61,33 +61,69 @@ def _unescaped(literal: str) -> str:
         return literal
 
 
+# a table header (`[project]`, `[[tool.uv.index]]`) and a key that opens a value (`dependencies =`)
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def _path(*parts: str) -> str:
+    """A dotted key path as written, its quotes and spaces dropped: `tool . "uv"` is tool.uv."""
+    return ".".join(p.strip().strip("\"'") for part in parts if part for p in part.split("."))
+
+
 class Locator:
     """Finds where each string value of a TOML file is written: the text is scanned once, and
     each value's occurrences are handed out in document order (the same literal twice is matched
-    to its occurrences in turn), so reading a file costs time linear in its size."""
+    to its occurrences in turn), so reading a file costs time linear in its size. Each occurrence
+    knows the key it is written under (`project.dependencies`, `project.keywords`), so a
+    requirement is found in its own list, not in a keyword or classifier that reads the same."""
 
     def __init__(self, path: Path, text: str) -> None:
         self.path = str(path)
         self.lines = text.splitlines()
-        self._where: dict[str, deque[tuple[int, int]]] = {}
+        self._where: dict[str, deque[tuple[int, int, str]]] = {}
+        header, key, depth, multiline = "", "", 0, False
         for number, line in enumerate(self.lines, 1):
-            if '"' not in line and "'" not in line:
+            if line.count('"""') % 2 or line.count("'''") % 2:
+                multiline = not multiline  # a multi-line string's text: no keys, brackets or values
                 continue
-            for match in _LITERAL.finditer(line):
-                group = 1 if match.group(1) is not None else 2
-                literal = match.group(group)
-                if literal is not None:
-                    value = _unescaped(literal) if group == 1 and "\\" in literal else literal
-                    self._where.setdefault(value, deque()).append((number, match.start() + 2))
+            if multiline:
+                continue
+            if depth == 0:
+                heading = _HEADER.match(line)
+                if heading is not None:
+                    header, key = _path(heading[1]), ""
+                    continue
+                opened = _KEY.match(line)
+                if opened is not None:
+                    key = _path(opened[1])
+            rest = line
+            if '"' in line or "'" in line or "#" in line:
+                for match in _LITERAL.finditer(line):
+                    group = 1 if match.group(1) is not None else 2
+                    literal = match.group(group)
+                    if literal is not None:
+                        value = _unescaped(literal) if group == 1 and "\\" in literal else literal
+                        self._where.setdefault(value, deque()).append((number, match.start() + 2, _path(header, key)))
+                rest = _LITERAL.sub("", line)
+            depth = max(0, depth + rest.count("[") + rest.count("{") - rest.count("]") - rest.count("}"))
 
-    def find(self, value: str) -> Span:
-        """The first not yet matched occurrence of `value` as a quoted string; line 1 where it
+    def find(self, value: str, under: str = "") -> Span:
+        """The first not yet matched occurrence of `value` as a quoted string, written under the
+        key path `under` where one is (or in an inline table of a key above it); line 1 where it
         cannot be found (an escaped string)."""
         places = self._where.get(value)
         if not places:
             return Span(self.path, 1, 1, "")
-        line, col = places.popleft()
-        return Span(self.path, line, col, value)
+        chosen = places[0]
+        if under and not _within(chosen[2], under):
+            chosen = next((place for place in places if _within(place[2], under)), chosen)
+        places.remove(chosen)
+        return Span(self.path, chosen[0], chosen[1], value)
+
+
+def _within(written: str, under: str) -> bool:
+    return written == under or under.startswith(written + ".") if written else False
 
 
 def read(path: Path) -> Document:
@@ -113,10 +149,10 @@ def read(path: Path) -> Document:
     by_name = {i.name: i.url for i in indexes if i.name}
     sources = _uv_sources(uv.get("sources"), by_name)
 
-    def add(value: Any, group: str, constraint: bool = False) -> None:
+    def add(value: Any, group: str, constraint: bool = False, under: str = "") -> None:
         if not isinstance(value, str):
             return
-        span = where.find(value)
+        span = where.find(value, under)
         pin = pins.parse(value, span, group=group, constraint=constraint)
         if isinstance(pin, Pin):
             routes = sources.get(pin.name, ())
@@ -127,7 +163,7 @@ def read(path: Path) -> Document:
         elif isinstance(pin, Problem):
             problems.append(pin)
 
-    def requirements(value: Any, key: str, where_said: str, group: str, *, tables: bool = False, constraint: bool = False) -> None:
+    def requirements(value: Any, key: str, where_said: str, group: str, *, tables: bool = False, constraint: bool = False, under: str = "") -> None:
         """A list of requirement strings; any other shape is a finding (pip and uv refuse it)."""
         if value is None:
             return
@@ -136,24 +172,25 @@ def read(path: Path) -> Document:
         if wrong:
             problems.append(Problem(NOT_A_REQUIREMENT, f"{where_said} must be a list of requirement strings, not {value!r}"[:200], _key_span(where, key)))
         for item in items:
-            add(item, group, constraint)
+            add(item, group, constraint, under)
 
     project = _table(data, "project")
-    requirements(project.get("dependencies"), "dependencies", "[project] dependencies", "")
+    requirements(project.get("dependencies"), "dependencies", "[project] dependencies", "", under="project.dependencies")
     optional = project.get("optional-dependencies")
     for extra, values in optional.items() if isinstance(optional, dict) else ():
-        requirements(values, extra, f"[project.optional-dependencies] {extra}", f"extra {extra}")
+        requirements(values, extra, f"[project.optional-dependencies] {extra}", f"extra {extra}", under=f"project.optional-dependencies.{extra}")
     build = _table(data, "build-system")
-    requirements(build.get("requires"), "requires", "[build-system] requires", BUILD_SYSTEM)
+    requirements(build.get("requires"), "requires", "[build-system] requires", BUILD_SYSTEM, under="build-system.requires")
     groups = data.get("dependency-groups")
     for group, values in groups.items() if isinstance(groups, dict) else ():
         # {include-group = ...} tables name no requirement
-        requirements(values, group, f"[dependency-groups] {group}", f"group {group}", tables=True)
+        requirements(values, group, f"[dependency-groups] {group}", f"group {group}", tables=True, under=f"dependency-groups.{group}")
     for key in ("constraint-dependencies", "override-dependencies"):
         before = len(found)
-        requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True)
+        requirements(uv.get(key), key, f"[tool.uv] {key}", "", constraint=True, under=f"tool.uv.{key}")
         if key == "override-dependencies":  # they replace the requirements of their name
             found[before:] = [p._replace(override=True) for p in found[before:]]
+    found = _overridden(found)
     found += _included(found, project.get("name"), groups)
     found += _poetry(poetry, where, by_name)
 
@@ -167,6 +204,28 @@ def read(path: Path) -> Document:
         lines={str(path): tuple(where.lines)},
         requires_python=requires_python if isinstance(requires_python, str) else "",
     )
+
+
+def _overridden(found: list[Pin]) -> list[Pin]:
+    """uv replaces every requirement of an overridden name by its overrides (a build's own
+    requirements aside): each such requirement becomes the override's, in the requirement's
+    selection and under both markers, found at the override's line. `torch; sys_platform == 'never'`
+    so leaves torch out everywhere, as Megatron-LM does for the torch its base image carries."""
+    overrides: dict[str, list[Pin]] = {}
+    for pin in found:
+        if pin.override:
+            overrides.setdefault(pin.name, []).append(pin)
+    if not overrides:
+        return found
+    out: list[Pin] = []
+    for pin in found:
+        if pin.override or pin.name not in overrides or pin.group == BUILD_SYSTEM:
+            out.append(pin)
+            continue
+        for over in overrides[pin.name]:
+            marker = over.marker if pin.marker is None else pin.marker if over.marker is None else f"({pin.marker}) and ({over.marker})"
+            out.append(over._replace(group=pin.group, marker=marker, constraint=pin.constraint, extras=pin.extras))
+    return out
 
 
 def _included(found: list[Pin], name: Any, groups: Any) -> list[Pin]:
