@@ -68,8 +68,8 @@ def test_xformers_needs_a_cuda_torch():
 def test_vllm_decides_torch_exactly_and_needs_cuda_13_from_0_20():
     code, data = resolve("vllm", *H100_580)
     assert code == 0
-    assert chosen(data)["vllm"] == "vllm==0.33.0"
-    assert chosen(data)["torch"].startswith("torch==2.14.0+cu13")  # 0.33.0 pins torch==2.14.0, though 2.14.1 exists
+    assert chosen(data)["vllm"] == "vllm==0.34.0"
+    assert chosen(data)["torch"].startswith("torch==2.14.0+cu13")  # 0.34.0 pins torch==2.14.0, though 2.14.1 exists
 
 
 def test_vllm_on_a_cuda_12_driver_takes_the_cuda_12_9_wheel_of_its_github_release():
@@ -468,7 +468,7 @@ def test_a_library_named_first_takes_its_highest_cuda():
     code, data = resolve("bitsandbytes", *RTX4090_550)
     assert code == 0 and chosen(data)["torch"].startswith("torch==2.14.1+cu12"), chosen(data)
     code, data = resolve("bitsandbytes", "vllm", *H100_580)
-    assert code == 0 and chosen(data)["vllm"] == "vllm==0.33.0"
+    assert code == 0 and chosen(data)["vllm"] == "vllm==0.34.0"
 
 
 def test_check_flags_a_library_no_named_index_serves_and_a_github_only_build(tmp_path):

@@ -97,12 +97,12 @@ def test_main_exits_2_without_network(monkeypatch, capsys):
 
 
 def test_a_new_library_release_is_listed_not_drafted(matrices, tmp_path):
-    extra = {"vllm": {"0.34.0": files("vllm-0.34.0-cp38-abi3-manylinux_2_28_x86_64.whl")}}
+    extra = {"vllm": {"0.35.0": files("vllm-0.35.0-cp38-abi3-manylinux_2_28_x86_64.whl")}}
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         fake_pypi(mock, matrices, extra)
         lines: list[str] = []
         assert refresh.refresh(refresh.requests.Session(), matrices, tmp_path, "2027-01-21", lines.append) == 1
-    assert lines == ["vllm 0.34.0: on PyPI (2027-01-20) but not in matrices/vllm/"]
+    assert lines == ["vllm 0.35.0: on PyPI (2027-01-20) but not in matrices/vllm/"]
     assert not list(tmp_path.iterdir())
 
 
