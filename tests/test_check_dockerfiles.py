@@ -415,3 +415,30 @@ def test_the_architectures_an_image_is_built_for(tmp_path: Path, text: str, aarc
     # decord has no aarch64 wheel: CF015 there only where the image may be built there
     code, out = check(tmp_path, text)
     assert ("CF015 on linux-aarch64" in out) == aarch64, out
+
+
+def test_a_context_uv_configuration_is_nothing_to_pip(tmp_path: Path):
+    # pip reads no uv.toml: a Dockerfile that runs only pip still needs the index
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "uv.toml").write_text(f'[[index]]\nurl = "{CU118}"\n')
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM python:3.10-slim\nCOPY . .\nRUN pip install torch==2.0.1+cu118\n")
+    assert "CF001" in CliRunner().invoke(main, ["check", str(path)]).stdout
+    path.write_text('FROM python:3.10-slim\nCOPY [".", "/app"]\nWORKDIR /app\nRUN uv pip install --system torch==2.0.1+cu118\n')  # the JSON form
+    assert "CF001" not in CliRunner().invoke(main, ["check", str(path)]).stdout
+
+
+def test_a_wheel_chosen_by_the_machines_architecture_leaves_both_built(tmp_path: Path):
+    text = (
+        "FROM python:3.12-slim\nRUN pip install decord==0.6.0\n"
+        'RUN if [ "$(uname -m)" = x86_64 ]; then pip install ./w/x-1.0-cp312-cp312-linux_x86_64.whl; fi\n'
+    )
+    code, out = check(tmp_path, text)
+    assert "CF015 on linux-aarch64" in out, out
+
+
+def test_flash_attn_compiles_where_its_ci_builds_no_asset(tmp_path: Path):
+    # flash-attn's release assets are x86_64 builds: on an arm64 image it compiles, whatever torch
+    text = "FROM --platform=linux/arm64 nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN pip install torch==2.9.0\nRUN pip install flash-attn==2.8.3 --no-build-isolation\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "CF019" in out, out

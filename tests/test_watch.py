@@ -93,7 +93,13 @@ time.sleep(3600)
 
 
 def watch(
-    tmp_path: Path, ticks: list[list[str]], code: str, *options: str, environ: Optional[dict[str, str]] = None, apps: tuple = ()
+    tmp_path: Path,
+    ticks: list[list[str]],
+    code: str,
+    *options: str,
+    environ: Optional[dict[str, str]] = None,
+    apps: tuple = (),
+    wrapper: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess:
     """`cudafit watch` over `python -c code`, with the stand-in nvidia-smi replaying `ticks`; the
     machine's own CUDA_VISIBLE_DEVICES left out, `environ` added."""
@@ -106,7 +112,7 @@ def watch(
     stand_in.chmod(0o755)
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "CUDAFIT_WATCH_NVML": "0"}
     env = {k: v for k, v in env.items() if k not in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")} | (environ or {})
-    args = [sys.executable, "-m", "cudafit", "watch", "--interval", str(TICK), *options, "--", sys.executable, "-c", code]
+    args = [sys.executable, "-m", "cudafit", "watch", "--interval", str(TICK), *options, "--", *wrapper, sys.executable, "-c", code]
     return subprocess.run(args, capture_output=True, env=env, timeout=120)
 
 
@@ -158,6 +164,15 @@ class TestRecordedRuns:
         doc = json.loads(scoped.stdout)
         assert doc["visible_gpus"] == [0] and [g["index"] for g in doc["gpus"]] == [0]
         assert b"CUDA_VISIBLE_DEVICES=0: GPU 1 not visible to the run, so not judged" in scoped.stderr
+
+    def test_the_runs_own_cuda_visible_devices_counts_not_watchs(self, tmp_path: Path):
+        # watch started with CUDA_VISIBLE_DEVICES=0; the command sets 1 for itself (env execs in place)
+        mine = recorded("query-healthy-rtxa6000-openad.csv", limit=150)
+        theirs = recorded("gpulogger-lowutil-emptyvram-48gb-dcconv.csv", limit=150)
+        ticks = [[b[0].replace(b[0].split(",")[1], " NVIDIA GPU", 1), "1," + a[0].split(",", 1)[1].replace("NVIDIA RTX A6000", "NVIDIA GPU")] for a, b in zip(mine, theirs, strict=False)]
+        done = watch(tmp_path, ticks, lasting(ticks), "--json", environ={"CUDA_VISIBLE_DEVICES": "0"}, wrapper=("env", "CUDA_VISIBLE_DEVICES=1"))
+        assert codes(done) == {}, done.stderr
+        assert json.loads(done.stdout)["visible_gpus"] == [1]
 
     def test_a_run_without_its_gpus_memory_size_gets_no_memory_claim(self, tmp_path: Path):
         ticks = recorded("query-lowutil-emptyvram-v100-deeplearningph.csv")  # <= 12 %; the recording has no memory.total
@@ -576,10 +591,10 @@ def test_whose_memory_a_gpu_held():
 
     listed = (ProcessMemory(1.0, 0, 10, 500.0), ProcessMemory(2.0, 0, 10, 900.0), ProcessMemory(2.0, 0, 11, 300.0), ProcessMemory(2.0, 1, 77, 4000.0))
     w = Watched(("train",), 10, 0, 3.0, (), (), (), "nvml", processes=listed, tree=(10, 11))
-    assert held(w) == {0: (1200.0, 0.0, ()), 1: (None, 4000.0, (77,))}  # each process at its own peak
-    assert others_only(w) == {1}
+    assert held(w) == {0: (True, 1200.0, (), None), 1: (False, None, (77,), 4000.0)}  # each process at its own peak
+    assert others_only(held(w)) == {1}
     # inside a container the driver's PIDs are the host's: none is the run's, and nothing is told apart
-    assert held(w._replace(tree=(5,), pid=5)) == {} and others_only(w._replace(tree=(5,), pid=5)) == set()
+    assert held(w._replace(tree=(5,), pid=5)) == {} and others_only(held(w._replace(tree=(5,), pid=5))) == set()
 
 
 def test_an_empty_run_beside_another_jobs_memory_is_named_from_its_own():
@@ -625,3 +640,51 @@ def test_nvml_lists_each_gpus_processes():
 
     found = processes(Bindings(), ["h0", "locked"], 3.0)
     assert [(p.gpu, p.pid, p.mib) for p in found] == [(0, 4242, 2048.0), (0, 7, None)]
+
+
+def test_the_runs_processes_settle_its_devices():
+    from cudafit.watch.visible import run_environ
+
+    assert run_environ({}) is None  # nothing read (no /proc)
+    assert run_environ({1: {}, 2: {}}) == {}  # unset everywhere
+    # a shell without it, the Python it starts with it
+    assert run_environ({1: {}, 2: {"CUDA_VISIBLE_DEVICES": "1"}}) == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert run_environ({1: {"CUDA_VISIBLE_DEVICES": "0"}, 2: {"CUDA_VISIBLE_DEVICES": "1"}}) is None  # they differ: not told
+    from cudafit.watch.visible import visible_gpus
+
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "\u00b2"}, {0: "A"}).gpus == frozenset()  # a superscript two is no device
+
+
+def test_memory_not_given_stays_unknown_and_each_process_keeps_one_peak():
+    from cudafit.watch.model import ProcessMemory
+    from cudafit.watch.owners import held, keep_peak
+
+    peaks: dict = {}
+    keep_peak(peaks, [ProcessMemory(float(t), 0, 10, float(t)) for t in range(1000)] + [ProcessMemory(1.0, 0, 77, None)])
+    assert len(peaks) == 2 and peaks[(0, 10)].mib == 999.0  # bounded by the processes, not the run's length
+    w = Watched(("train",), 10, 0, 3.0, (), (), (), "nvidia-smi", processes=tuple(peaks.values()), tree=(10,))
+    assert held(w) == {0: (True, 999.0, (77,), None)}  # Windows' "[N/A]": unknown, not 0
+    assert held(w._replace(tree=())) == {}  # without /proc the run's processes are not known
+
+
+def test_a_launcher_outside_an_environment_is_asked_for_its_prefix(tmp_path: Path):
+    from cudafit.watch.cause import environment_of
+
+    shim = _executable(tmp_path / "shims" / "python", f"#!/bin/sh\necho {tmp_path / 'versions' / '3.12.7'}\n")
+    assert environment_of(str(shim)) == str(tmp_path / "versions" / "3.12.7")  # pyenv's shim is no environment
+    in_env = _executable(tmp_path / "env" / "bin" / "python")
+    assert environment_of(str(in_env)) == str(in_env) and environment_of(None) is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_nvml_that_refuses_a_gpu_falls_back_to_nvidia_smi(tmp_path: Path):
+    # under a job's cgroup NVML may refuse a GPU handle: nvidia-smi is read instead, no traceback
+    (tmp_path / "pynvml.py").write_text(
+        "class NVMLError(Exception):\n    pass\n"
+        "def nvmlInit():\n    pass\ndef nvmlShutdown():\n    pass\ndef nvmlDeviceGetCount():\n    return 1\n"
+        "def nvmlDeviceGetHandleByIndex(i):\n    raise NVMLError('Insufficient Permissions')\n"
+    )
+    ticks = recorded("query-healthy-rtxa6000-openad.csv", limit=40)
+    done = watch(tmp_path, ticks, lasting(ticks), "--json", environ={"PYTHONPATH": str(tmp_path), "CUDAFIT_WATCH_NVML": "1"})
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert json.loads(done.stdout)["gpu_source"] == "nvidia-smi"

@@ -59,7 +59,9 @@ def read(path: Path) -> Document:
     step: list[int] = []  # for each pin found, the install command it came from
     seen_env: set[tuple[str, str]] = set()
     config: dict[str, str] = {}
-    context_config = _context_uv_config(path)
+    # uv reads it, pip does not: only a Dockerfile that runs uv can be given an index this way
+    uses_uv = any(item["instruction"] == "RUN" and _UV_RUN.search(item["value"]) for item in structure)
+    context_config = _context_uv_config(path) if uses_uv else ""
     for n, item in enumerate(structure):
         if _stage_of(structure, n) in running and (_sets_config(item) or (context_config and _copies_context(item))):
             # pip or uv reads an index from a file the Dockerfile brings in, which is not read here:
@@ -132,6 +134,7 @@ def read(path: Path) -> Document:
 
 _ARCHES = {"amd64": "linux-x86_64", "x86_64": "linux-x86_64", "arm64": "linux-aarch64", "aarch64": "linux-aarch64"}
 # a wheel's platform tag names the one architecture pip installs it on
+_CHOSEN_BY_ARCH = re.compile(r"uname\s+-[a-z]*m|\bTARGETARCH\b|\bTARGETPLATFORM\b|dpkg\s+--print-architecture|\barch\s*\)|\$\(arch\)|`arch`")
 _WHEEL_ARCH = re.compile(r"[-_.](?:manylinux\w*?|musllinux\w*?|linux)_(x86_64|aarch64)\.whl\b")
 
 
@@ -146,7 +149,9 @@ def _platforms(structure: list[dict], running: set[int], root: Optional[int]) ->
             return (arch,)
     runs = [item["value"] for n, item in enumerate(structure) if item["instruction"] == "RUN" and _stage_of(structure, n) in running]
     named = {_ARCHES[m] for value in runs for m in _WHEEL_ARCH.findall(value)}
-    if len(named) == 1:
+    # an install chosen by the machine it runs on (`if [ "$(uname -m)" = x86_64 ]`) leaves the others built
+    chosen = any(_CHOSEN_BY_ARCH.search(value) for value in runs)
+    if len(named) == 1 and not chosen:
         return tuple(named)
     return ("linux-x86_64", "linux-aarch64")  # an image runs Linux
 
@@ -282,14 +287,19 @@ def _sets_config(item: dict) -> bool:
     return False
 
 
+_UV_RUN = re.compile(r"(?:^|[\s;&|(/])uv\s+(?:pip|sync|add|run|tool)\b")
+
+
 def _copies_context(item: dict) -> bool:
-    """`COPY . .`, `ADD ./ /app`: the whole build context, not from another stage."""
+    """`COPY . .`, `ADD ./ /app`, `COPY [".", "/app"]`: the whole build context, not from another stage."""
     if item["instruction"] not in ("COPY", "ADD"):
         return False
     words = item["value"].split()
     if any(w.startswith("--from") for w in words):
         return False
-    sources = [w for w in words if not w.startswith("--")][:-1]
+    words = [w for w in words if not w.startswith("--")]
+    listed = _exec_form(" ".join(words))  # the JSON form
+    sources = (listed or words)[:-1]
     return any(w in (".", "./") for w in sources)
 
 

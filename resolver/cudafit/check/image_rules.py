@@ -114,7 +114,12 @@ def _compiled_here(doc: Document, torch: str, major: int, matrices: Matrices) ->
         lines = [_line(b.pins.get("torch", "")) for b in release.builds if b.route == "asset" and b.pins]
         newest = max((line for line in lines if line is not None), default=None)
         mine = _line(f"=={torch}")
-        if newest is None and getattr(release, "asset", None):
+        # where the release's CI builds no asset at all (flash-attn's runners are x86_64), it compiles
+        served = {p for b in release.builds if b.route == "asset" for p in b.platforms}
+        places = set(doc.platforms or release.platforms) & set(release.platforms)
+        if served and not places & served:
+            newest = mine = None
+        if newest is None and mine is not None and getattr(release, "asset", None):
             out.append(_Compiles(pin, [], [], "its release assets are not in cudafit's data"))
             continue
         if newest is not None and mine is not None and mine > newest:

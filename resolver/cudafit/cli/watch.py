@@ -84,6 +84,6 @@ def _cause(watched: Watched) -> Optional[str]:
         return None
     import os
 
-    from cudafit.watch.cause import doctor_cause, interpreter_of
+    from cudafit.watch.cause import doctor_cause, environment_of, interpreter_of
 
-    return doctor_cause(interpreter_of(watched.command, os.environ) if watched.exit_code is not None else None)
+    return doctor_cause(environment_of(interpreter_of(watched.command, os.environ)) if watched.exit_code is not None else None)

@@ -14,7 +14,7 @@ from typing import Optional
 
 from cudafit.errors import CudafitError
 
-_PYTHON = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?", re.IGNORECASE)
+_PYTHON = re.compile(r"python(\d+(\.\d+t?)?)?(\.exe)?", re.IGNORECASE)
 
 
 def interpreter_of(command: Sequence[str], environ: Mapping[str, str]) -> Optional[str]:
@@ -42,6 +42,18 @@ def interpreter_of(command: Sequence[str], environ: Mapping[str, str]) -> Option
     else:
         named = words[0] if words else None
     return named if named and _PYTHON.fullmatch(Path(named).name) and os.access(named, os.X_OK) else None
+
+
+def environment_of(interpreter: Optional[str]) -> Optional[str]:
+    """What doctor reads for an interpreter: itself where it sits in an environment's bin/ (or
+    Scripts/), else the prefix it reports (pyenv's shims and other launchers are not environments)."""
+    if interpreter is None or Path(interpreter).parent.name in ("bin", "Scripts"):
+        return interpreter
+    from cudafit.detection import TIMEOUT_S, run_command
+
+    result = run_command([interpreter, "-c", "import sys; print(sys.prefix)"], TIMEOUT_S)
+    prefix = result.stdout.strip() if result.returncode == 0 else ""
+    return prefix or None
 
 
 def doctor_cause(interpreter: Optional[str] = None) -> Optional[str]:

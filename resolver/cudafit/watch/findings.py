@@ -38,13 +38,15 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
     of a GPU never used, where it has one."""
     # a GPU without readings (every field [N/A], as MIG slices report) says nothing either way
     by_gpu = {i: s for i, s in _series(w.gpus).items() if any(x.util is not None or x.mem_used is not None for x in s)}
-    if w.visible is not None:  # the others are other jobs' GPUs (CUDA_VISIBLE_DEVICES)
-        if by_gpu and not w.visible:
-            return _failures(w.events, {}, {}, bf16_gpus) + [_hidden(w, sorted(by_gpu))]
-        by_gpu = {i: s for i, s in by_gpu.items() if i in w.visible}
     owners = held(w)
-    by_gpu = {i: s for i, s in by_gpu.items() if i not in others_only(w)}  # other jobs' GPUs
-    used = {i: s for i, s in by_gpu.items() if _used(s) or (i in owners and owners[i].run_mib is not None)}
+    if w.visible is not None:  # the others are other jobs' GPUs (CUDA_VISIBLE_DEVICES), unless the run's processes were on them
+        shown = set(w.visible) | {i for i, h in owners.items() if h.mine}
+        if by_gpu and not shown:
+            return _failures(w.events, {}, {}, bf16_gpus) + [_hidden(w, sorted(by_gpu))]
+        by_gpu = {i: s for i, s in by_gpu.items() if i in shown}
+    others = others_only(owners)
+    by_gpu = {i: s for i, s in by_gpu.items() if i not in others}  # other jobs' GPUs
+    used = {i: s for i, s in by_gpu.items() if _used(s) or (i in owners and owners[i].mine)}
     out = _failures(w.events, by_gpu, used, bf16_gpus, owners)
     if not used:
         unused = _never_used(w, by_gpu, cause)
@@ -148,7 +150,7 @@ def _empty_memory(label: str, index: int, series: list[GpuSample], steady: list[
     util = [s.util for s in steady if s.util is not None]
     if not totals or not used or not util or median(util) >= SATURATED:
         return []
-    own = owner is not None and owner.run_mib is not None and owner.others_mib > 0  # others' memory would hide the run's
+    own = owner is not None and owner.run_mib is not None and (owner.others_mib or 0) > 0  # others' memory would hide the run's
     peak, total = (owner.run_mib if own and owner is not None and owner.run_mib is not None else max(used)), max(totals)
     if peak >= VRAM_EMPTY * total:
         return []
@@ -156,9 +158,10 @@ def _empty_memory(label: str, index: int, series: list[GpuSample], steady: list[
     said = f"{label}'s memory stayed nearly empty: {peak / 1024:.1f} of {total / 1024:.1f} GiB at the peak ({peak / total:.0%})"
     if own and owner is not None:
         evidence["memory_of"] = "the run's processes"
-        evidence["others_memory_mib"] = round(owner.others_mib)
+        others_mib = owner.others_mib or 0.0
+        evidence["others_memory_mib"] = round(others_mib)
         said = f"{label}'s memory stayed nearly empty of the run's: its processes held {peak / 1024:.1f} of {total / 1024:.1f} GiB at the peak"
-        said += f" ({peak / total:.0%}; other processes {owner.others_mib / 1024:.1f} GiB)"
+        said += f" ({peak / total:.0%}; other processes {others_mib / 1024:.1f} GiB)"
     advice = (
         "raise the batch size (with the learning rate) until memory is well used",
         "check that the model and every batch are moved to the GPU (.to('cuda'))",
@@ -228,9 +231,9 @@ def _failures(
                 evidence[f"gpu{index}_memory_total_mib"] = round(total)
             owner = (owners or {}).get(index)
             if owner is not None and owner.others:
-                evidence[f"gpu{index}_others_memory_mib"] = round(owner.others_mib)
+                evidence[f"gpu{index}_others_memory_mib"] = round(owner.others_mib) if owner.others_mib is not None else None
                 evidence[f"gpu{index}_other_pids"] = list(owner.others)
-                if total and owner.others_mib >= OTHERS_SHARE * total:
+                if total and owner.others_mib is not None and owner.others_mib >= OTHERS_SHARE * total:
                     pids = ", ".join(map(str, owner.others[:5])) + (" ..." if len(owner.others) > 5 else "")
                     share = f"{owner.others_mib / 1024:.1f} of GPU {index}'s {total / 1024:.1f} GiB"
                     crowded.append(f"other processes held {share} (PID {pids}): run where the GPU is free, or have them end")

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Optional
 
 from cudafit.watch.model import GpuSample, ProcessMemory
+from cudafit.watch.owners import keep_peak
 
 MIB = 1024 * 1024
 
@@ -67,7 +68,7 @@ def _or_none(read_one: Callable[[], Any]) -> Any:
 class NvmlSampler:
     def __init__(self, nvml: Any, interval: float, clock: Callable[[], float] = time.monotonic, start: Optional[float] = None) -> None:
         self.samples: list[GpuSample] = []
-        self.processes: list[ProcessMemory] = []
+        self.processes: dict[tuple[int, int], ProcessMemory] = {}  # each process's peak per GPU
         self.failure = ""
         self._nvml = nvml
         self._clock = clock
@@ -84,7 +85,7 @@ class NvmlSampler:
         while not self._stop.is_set():
             t = self._clock() - self._start
             self.samples.extend(read(self._nvml, self._handles, t))
-            self.processes.extend(processes(self._nvml, self._handles, t))
+            keep_peak(self.processes, processes(self._nvml, self._handles, t))
             self._stop.wait(self._interval)
 
     def stop(self) -> None:

@@ -58,7 +58,7 @@ def pump(source: BinaryIO, sink: BinaryIO, stream: str, events: list[OutputEvent
         try:
             sink.write(chunk)
             sink.flush()
-        except (BrokenPipeError, ValueError):
+        except (OSError, ValueError):  # a closed pipe, a hung-up terminal: the command meets it as without watch
             source.close()
             return
         if ends is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from cudafit.watch.model import HostSample
+from cudafit.watch.visible import DEVICE_VARIABLES, environ_of
 
 
 def tree(pid: int, root: Path) -> list[int]:
@@ -74,6 +75,9 @@ class HostSampler:
         self._hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self._last: Optional[tuple[float, int, Optional[tuple[int, int]]]] = None
         self.seen: set[int] = {pid}  # every PID of the tree at any sample: the run's processes on the GPUs
+        # each tree process's CUDA device variables, as last read while it ran: `env CUDA_VISIBLE_DEVICES=1
+        # python ...` execs in the same process, and a shell that sets it shows them in its child
+        self.environs: dict[int, dict[str, str]] = {}
 
     def sample(self, t: float) -> Optional[HostSample]:
         """CPU use and I/O wait since the previous call; None on the first call (nothing to compare)."""
@@ -81,6 +85,10 @@ class HostSampler:
             return None
         pids = tree(self.pid, self.root)
         self.seen.update(pids)
+        for pid in pids:
+            environ = environ_of(pid, self.root)
+            if environ is not None:
+                self.environs[pid] = {k: v for k, v in environ.items() if k in DEVICE_VARIABLES}
         ticks, runnable = cpu_ticks(pids, self.root)
         now = (t, ticks, machine_ticks(self.root))
         last, self._last = self._last, now

@@ -39,11 +39,15 @@ def gpu_rows(w: Watched) -> list[dict]:
                 "memory_total_mib": round(max(total)) if total else None,
                 "power_w_p50": round(median(power), 1) if power else None,
                 # whose memory, where the driver listed the run's processes (null: not told)
-                "run_memory_peak_mib": round(owners[index].run_mib or 0) if index in owners else None,
+                "run_memory_peak_mib": _round(owners[index].run_mib) if index in owners else None,
                 "other_pids": list(owners[index].others) if index in owners else None,
             }
         )
     return rows
+
+
+def _round(value: Optional[float]) -> Optional[int]:
+    return round(value) if value is not None else None
 
 
 def host_summary(w: Watched) -> Optional[dict]:
@@ -94,12 +98,11 @@ def text(w: Watched, findings: list[Finding]) -> str:
         wait = f", I/O wait {host['iowait_p50']:.0%}" if host["iowait_p50"] is not None else ""
         lines.append(f"  CPU: {host['cpu_cores']['p50']:.1f} cores at the median (p90 {host['cpu_cores']['p90']:.1f}){wait}")
     for index, owner in sorted(held(w).items()):
-        if owner.others and (w.visible is None or index in w.visible):
+        if owner.others and (w.visible is None or index in w.visible or owner.mine):
             pids = ", ".join(map(str, owner.others[:5])) + (" ..." if len(owner.others) > 5 else "")
-            whose = "only other processes" if owner.run_mib is None else "other processes too"
-            lines.append(
-                f"  GPU {index}: {whose} (PID {pids}; {owner.others_mib / 1024:.1f} GiB at their peaks)" + (", not judged" if owner.run_mib is None else "")
-            )
+            memory = f"{owner.others_mib / 1024:.1f} GiB at their peaks" if owner.others_mib is not None else "memory not given"
+            whose, judged = ("other processes too", "") if owner.mine else ("only other processes", ", not judged")
+            lines.append(f"  GPU {index}: {whose} (PID {pids}; {memory}){judged}")
     for note in w.notes:
         lines.append(f"  note: {note}")
     if not findings:

@@ -48,7 +48,7 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
             raise FileNotFoundError(f"{command[0]}: {exc.strerror or exc}") from None
         finally:
             terminals.close_slaves()
-        pid = child.pid
+        pid = terminals.child = child.pid
         sources: dict[str, Any] = {"stdout": child.stdout, "stderr": child.stderr}
         for name, master in terminals.masters.items():
             sources[name] = open(master, "rb", buffering=0)
@@ -78,8 +78,9 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
             thread.join(timeout=10)
         if terminals is not None:
             terminals.restore()
-            for source in opened:
-                source.close()
+            if not any(thread.is_alive() for thread in pumps):  # a pump still reading (a grandchild holds the terminal) keeps its end
+                for source in opened:
+                    source.close()
     if gpu is not None and gpu.failure:
         notes.append(gpu.failure)
     gpu_samples: tuple[GpuSample, ...] = tuple(gpu.samples) if gpu is not None else ()
@@ -90,7 +91,7 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     if child is None:
         notes.append(f"followed process {pid}: " + ("it ended" if ended else "stopped following before it ended"))
     open_line = ends.get("stdout", b"\n") != b"\n"
-    visible = _visible(child, pid, dict(names), proc_root, notes)
+    visible = _visible(child, host, dict(names), notes)
     processes = tuple(gpu.processes) if gpu is not None else ()
     return Watched(
         tuple(command),
@@ -107,18 +108,23 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
         open_line,
         visible,
         processes,
-        tuple(sorted(host.seen)),
+        tuple(sorted(host.seen)) if host.available else (),  # without /proc a worker's PID is not known to be the run's
     )
 
 
-def _visible(child: Optional[subprocess.Popen[bytes]], pid: int, names: dict[int, str], proc_root: Path, notes: list[str]) -> Optional[tuple[int, ...]]:
-    """The GPUs the run can use: the command inherits watch's environment; a followed process has
-    its own."""
-    from cudafit.watch.visible import environ_of, visible_gpus
+def _visible(child: Optional[subprocess.Popen[bytes]], host: HostSampler, names: dict[int, str], notes: list[str]) -> Optional[tuple[int, ...]]:
+    """The GPUs the run can use, from the device variables its processes ran with (read while they
+    ran); without /proc, a command's are watch's own, which it inherits."""
+    from cudafit.watch.visible import run_environ, visible_gpus
 
-    environ = dict(os.environ) if child is not None else environ_of(pid, proc_root)
-    if environ is None:
+    environ = run_environ(host.environs)
+    if environ is None and host.environs:
+        notes.append("the run's processes had different CUDA_VISIBLE_DEVICES: every GPU was judged")
         return None
+    if environ is None:
+        if child is None or host.available:
+            return None
+        environ = {k: v for k, v in os.environ.items() if k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
     visible = visible_gpus(environ, names)
     if visible.gpus is None:
         if visible.said:
@@ -222,7 +228,7 @@ class _Gpu:
 
     @property
     def processes(self) -> list[ProcessMemory]:
-        return list(self._sampler.processes)
+        return list(self._sampler.processes.values())
 
     @property
     def failure(self) -> str:
@@ -239,7 +245,13 @@ def _gpu_sampler(interval: float, start: float) -> tuple[Optional[_Gpu], list[st
     if os.environ.get("CUDAFIT_WATCH_NVML", "1") != "0":
         nvml = open_nvml()
         if nvml is not None:
-            return _Gpu(NvmlSampler(nvml, interval, start=start), "nvml"), []
+            try:
+                return _Gpu(NvmlSampler(nvml, interval, start=start), "nvml"), []
+            except Exception:  # NVMLError_NoPermission on a GPU a job's cgroup hides, and kin: nvidia-smi then
+                try:
+                    nvml.nvmlShutdown()
+                except Exception:  # already down: nothing to release
+                    pass
     from cudafit.detection import detect_os, nvidia_smi_candidates
     from cudafit.watch.smi import SmiSampler
 

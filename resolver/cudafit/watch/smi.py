@@ -6,12 +6,14 @@ GPU's UUID: one `--query-gpu=index,uuid` first maps those to indexes."""
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import threading
 import time
 from typing import Callable, Optional
 
 from cudafit.watch.model import GpuSample, ProcessMemory
+from cudafit.watch.owners import keep_peak
 
 FIELDS = ("index", "name", "utilization.gpu", "memory.used", "memory.total", "power.draw", "clocks.sm")
 
@@ -21,6 +23,8 @@ def command(smi: str, interval: float) -> list[str]:
 
 
 APP_FIELDS = ("gpu_uuid", "pid", "used_memory")
+# nvidia-smi in a session of its own: the Ctrl-C meant for the command does not stop the sampling of its end
+_OWN_SESSION = os.name == "posix"
 
 
 def apps_command(smi: str, interval: float) -> list[str]:
@@ -72,14 +76,17 @@ class SmiSampler:
 
     def __init__(self, smi: str, interval: float, clock: Callable[[], float] = time.monotonic, start: Optional[float] = None) -> None:
         self.samples: list[GpuSample] = []
-        self.processes: list[ProcessMemory] = []
+        self.processes: dict[tuple[int, int], ProcessMemory] = {}  # each process's peak per GPU
         self.names: dict[int, str] = {}
         self.failure = ""
         self._clock = clock
         self._start = clock() if start is None else start
         self._smi, self._interval = smi, interval
-        self._proc = subprocess.Popen(command(smi, interval), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        self._proc = subprocess.Popen(
+            command(smi, interval), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, start_new_session=_OWN_SESSION
+        )
         self._apps: Optional[subprocess.Popen[str]] = None
+        self._query: Optional[subprocess.Popen[str]] = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._read, name="cudafit-watch-smi", daemon=True)
         self._thread.start()
@@ -90,14 +97,23 @@ class SmiSampler:
         """The processes on the GPUs, where nvidia-smi lists them (in a thread: the command and the
         GPU stream are not held up by the UUID query)."""
         try:
-            mapped = subprocess.run([self._smi, "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+            self._query = subprocess.Popen(
+                [self._smi, "--query-gpu=index,uuid", "--format=csv,noheader"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=_OWN_SESSION,
+            )
+            mapped, _err = self._query.communicate(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             return
-        uuids = parse_uuids(mapped.stdout)
+        uuids = parse_uuids(mapped or "")
         if not uuids or self._stopping.is_set():
             return
         try:
-            self._apps = subprocess.Popen(apps_command(self._smi, self._interval), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+            self._apps = subprocess.Popen(
+                apps_command(self._smi, self._interval), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=_OWN_SESSION
+            )
         except OSError:
             return
         if self._stopping.is_set():  # stopped while it started
@@ -106,7 +122,7 @@ class SmiSampler:
         for line in self._apps.stdout:
             process = parse_app_line(line, self._clock() - self._start, uuids)
             if process is not None:
-                self.processes.append(process)
+                keep_peak(self.processes, (process,))
 
     def _read(self) -> None:
         assert self._proc.stdout is not None
@@ -119,15 +135,14 @@ class SmiSampler:
 
     def stop(self) -> None:
         self._stopping.set()
-        self._apps_thread.join(timeout=0.5)  # the UUID query may still run: not waited for
-        apps = self._apps
-        if apps is not None:
-            if apps.poll() is None:
-                apps.terminate()
-            try:
-                apps.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                apps.kill()
+        for helper in (self._query, self._apps):  # ended first: the thread reading them then ends too
+            if helper is not None and helper.poll() is None:
+                helper.terminate()
+                try:
+                    helper.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    helper.kill()
+        self._apps_thread.join(timeout=1)
         if self._proc.poll() is None:
             self._proc.terminate()
         try:

@@ -21,6 +21,7 @@ class Terminals:
         self.slaves: dict[str, int] = {}
         self._real: dict[str, int] = {}
         self._previous: Any = None
+        self.child: Optional[int] = None  # told of a new size after the terminal's is copied
         ttys = {name: fd for name, fd in streams.items() if _isatty(fd)}
         if sys.platform == "win32" or not ttys:
             return
@@ -51,6 +52,12 @@ class Terminals:
                 fcntl.ioctl(slave if slave >= 0 else self.masters[name], termios.TIOCSWINSZ, size)
             except OSError:
                 pass  # the terminal went away: the size stays
+        # the command heard the terminal's SIGWINCH as watch did, maybe before the copy: again now
+        if self.child is not None and hasattr(signal, "SIGWINCH"):
+            try:
+                os.kill(self.child, signal.SIGWINCH)
+            except OSError:
+                pass  # it has ended
 
     def stream(self, name: str) -> Optional[int]:
         slave = self.slaves.get(name)

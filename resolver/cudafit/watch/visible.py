@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple, Optional
 
+DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+
 
 class Visible(NamedTuple):
     gpus: Optional[frozenset[int]]  # None: every GPU may be the run's
@@ -27,7 +29,7 @@ def visible_gpus(environ: Mapping[str, str], names: Mapping[int, str]) -> Visibl
     said = f"CUDA_VISIBLE_DEVICES={value}"
     indexes: list[int] = []
     for entry in (e.strip() for e in value.split(",")):
-        if not entry.isdigit():
+        if not (entry.isascii() and entry.isdigit()):
             if entry.upper().startswith(("GPU-", "MIG-")):
                 return Visible(None, said)  # a UUID: not mapped to an index here
             break  # CUDA stops at the first entry that is no device
@@ -41,6 +43,18 @@ def visible_gpus(environ: Mapping[str, str], names: Mapping[int, str]) -> Visibl
     return Visible(frozenset(indexes), said)
 
 
+def run_environ(environs: Mapping[int, Mapping[str, str]]) -> Optional[dict[str, str]]:
+    """The device variables the run's processes had: one CUDA_VISIBLE_DEVICES where those that set
+    it agree (a shell without it, the Python under it with it); None where they differ or none
+    could be read."""
+    if not environs:
+        return None
+    said = {tuple(sorted(e.items())) for e in environs.values() if "CUDA_VISIBLE_DEVICES" in e}
+    if len(said) > 1:
+        return None
+    return dict(next(iter(said))) if said else {}
+
+
 def environ_of(pid: int, proc_root: Path = Path("/proc")) -> Optional[dict[str, str]]:
     """A running process's environment as it started (/proc/PID/environ), or None where it cannot
     be read (another user's process, no /proc)."""
@@ -48,6 +62,8 @@ def environ_of(pid: int, proc_root: Path = Path("/proc")) -> Optional[dict[str, 
         raw = (proc_root / str(pid) / "environ").read_bytes()
     except OSError:
         return None
+    if not raw:
+        return None  # a process that has ended (a zombie) shows none: not an empty environment
     out: dict[str, str] = {}
     for item in raw.split(b"\0"):
         name, sep, value = item.partition(b"=")
