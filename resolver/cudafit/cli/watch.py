@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Optional
 
 import click
@@ -21,12 +20,9 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
     """Run COMMAND (after --), pass its output through, sample the GPUs and its processes, and
     report the warning signs on stderr at the end; exits with the command's exit code."""
     import math
-    from pathlib import Path
 
-    from cudafit import fileio
-    from cudafit.watch.findings import judge
-    from cudafit.watch.report import as_json as to_json
-    from cudafit.watch.report import text
+    # only what starting the command needs: the judging and the report are imported after it ends,
+    # so the command starts that much sooner
     from cudafit.watch.runner import alive
     from cudafit.watch.runner import watch as run_watch
 
@@ -41,6 +37,10 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
     if pid is not None and not alive(pid):
         raise click.BadParameter(f"{pid}: no such process", param_hint="'--pid'")
     if output is not None:
+        from pathlib import Path
+
+        from cudafit import fileio
+
         fileio.check_output(output)  # before the run: a report that cannot be written would lose it
         if not Path(output).resolve().parent.is_dir():
             raise click.BadParameter(f"{output}: its folder does not exist", param_hint="'-o'")
@@ -48,6 +48,13 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
         watched = run_watch(list(command), interval, pid)
     except FileNotFoundError as exc:
         raise click.UsageError(f"cannot start {exc}") from None
+    import json
+
+    from cudafit import fileio
+    from cudafit.watch.findings import judge
+    from cudafit.watch.report import as_json as to_json
+    from cudafit.watch.report import text
+
     findings = judge(watched, _bf16_gpus(watched), _cause(watched))
     click.echo(text(watched, findings), err=True, nl=False)
     if as_json or output:
