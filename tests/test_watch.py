@@ -643,14 +643,17 @@ def test_nvml_lists_each_gpus_processes():
 
 
 def test_the_runs_processes_settle_its_devices():
-    from cudafit.watch.visible import run_environ
+    from cudafit.watch.visible import run_environs, union, visible_gpus
 
-    assert run_environ({}) is None  # nothing read (no /proc)
-    assert run_environ({1: {}, 2: {}}) == {}  # unset everywhere
+    names = {0: "A", 1: "A", 2: "A"}
+    assert run_environs({}) == []  # nothing read (no /proc)
+    assert union(run_environs({1: {}, 2: {}}), names).gpus is None  # unset everywhere: every GPU
     # a shell without it, the Python it starts with it
-    assert run_environ({1: {}, 2: {"CUDA_VISIBLE_DEVICES": "1"}}) == {"CUDA_VISIBLE_DEVICES": "1"}
-    assert run_environ({1: {"CUDA_VISIBLE_DEVICES": "0"}, 2: {"CUDA_VISIBLE_DEVICES": "1"}}) is None  # they differ: not told
-    from cudafit.watch.visible import visible_gpus
+    assert union(run_environs({1: {}, 2: {"CUDA_VISIBLE_DEVICES": "1"}}), names).gpus == {1}
+    # one worker per GPU: the run uses them all
+    workers = {1: {"CUDA_VISIBLE_DEVICES": "0"}, 2: {"CUDA_VISIBLE_DEVICES": "2"}}
+    assert union(run_environs(workers), names).gpus == {0, 2}
+    assert union(run_environs({**workers, 3: {"CUDA_VISIBLE_DEVICES": "GPU-8f6c0a2e"}}), names).gpus is None
 
     assert visible_gpus({"CUDA_VISIBLE_DEVICES": "\u00b2"}, {0: "A"}).gpus == frozenset()  # a superscript two is no device
 

@@ -115,17 +115,14 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
 def _visible(child: Optional[subprocess.Popen[bytes]], host: HostSampler, names: dict[int, str], notes: list[str]) -> Optional[tuple[int, ...]]:
     """The GPUs the run can use, from the device variables its processes ran with (read while they
     ran); without /proc, a command's are watch's own, which it inherits."""
-    from cudafit.watch.visible import run_environ, visible_gpus
+    from cudafit.watch.visible import DEVICE_VARIABLES, run_environs, union
 
-    environ = run_environ(host.environs)
-    if environ is None and host.environs:
-        notes.append("the run's processes had different CUDA_VISIBLE_DEVICES: every GPU was judged")
-        return None
-    if environ is None:
+    environs = run_environs(host.environs)
+    if not environs:
         if child is None or host.available:
             return None
-        environ = {k: v for k, v in os.environ.items() if k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")}
-    visible = visible_gpus(environ, names)
+        environs = [{k: v for k, v in os.environ.items() if k in DEVICE_VARIABLES}]
+    visible = union(environs, names)
     if visible.gpus is None:
         if visible.said:
             notes.append(f"{visible.said}: which GPUs it names is not told here (CUDA's device order may differ from nvidia-smi's), so every GPU was judged")

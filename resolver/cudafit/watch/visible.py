@@ -43,16 +43,24 @@ def visible_gpus(environ: Mapping[str, str], names: Mapping[int, str]) -> Visibl
     return Visible(frozenset(indexes), said)
 
 
-def run_environ(environs: Mapping[int, Mapping[str, str]]) -> Optional[dict[str, str]]:
-    """The device variables the run's processes had: one CUDA_VISIBLE_DEVICES where those that set
-    it agree (a shell without it, the Python under it with it); None where they differ or none
-    could be read."""
+def run_environs(environs: Mapping[int, Mapping[str, str]]) -> list[dict[str, str]]:
+    """The distinct device variables the run's processes had where they set CUDA_VISIBLE_DEVICES (a
+    shell without it, the Python under it with it; one worker per GPU, each its own), `[{}]` where
+    none did, `[]` where none could be read."""
     if not environs:
-        return None
-    said = {tuple(sorted(e.items())) for e in environs.values() if "CUDA_VISIBLE_DEVICES" in e}
-    if len(said) > 1:
-        return None
-    return dict(next(iter(said))) if said else {}
+        return []
+    said = sorted({tuple(sorted(e.items())) for e in environs.values() if "CUDA_VISIBLE_DEVICES" in e})
+    return [dict(items) for items in said] or [{}]
+
+
+def union(environs: list[dict[str, str]], names: Mapping[int, str]) -> Visible:
+    """The GPUs any of the run's processes could use: None where one of them could use every GPU,
+    or its list names no GPU here for sure."""
+    found = [visible_gpus(e, names) for e in environs]
+    said = "; ".join(v.said for v in found if v.said)
+    if not found or any(v.gpus is None for v in found):
+        return Visible(None, said)
+    return Visible(frozenset().union(*(v.gpus for v in found if v.gpus is not None)), said)
 
 
 def environ_of(pid: int, proc_root: Path = Path("/proc")) -> Optional[dict[str, str]]:
