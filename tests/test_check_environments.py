@@ -455,3 +455,37 @@ def test_a_requirement_is_found_in_its_own_list(tmp_path: Path):
     )
     doc = read(path)
     assert sorted((p.group, p.span.line) for p in doc.pins) == [("build-system", 10), ("extra gpu", 8)]
+
+
+# --- a newcomer's hunt for false errors on real files (volcengine/verl, NVIDIA/NeMo) ------------------
+
+
+def test_an_nvidia_pin_is_judged_against_pinned_releases_only(tmp_path: Path):
+    # flash-attn compiles against whichever torch is there: the torch the solver picks for it is no
+    # evidence against a cuDNN pin (uv resolves this set with another torch)
+    result = check(tmp_path, {"requirements.txt": "flash_attn==2.8.1\nnvidia-cudnn-cu12==9.16.0.29 ; sys_platform == 'linux'\n"})
+    assert "CF005" not in result.stdout, result.stdout
+    pinned = check(tmp_path, {"requirements.txt": "torch==2.9.0\nnvidia-cudnn-cu12==8.9.7.29 ; sys_platform == 'linux' and platform_machine == 'x86_64'\n"})
+    assert "CF005 on linux-x86_64: nvidia-cudnn-cu12 8.9.7.29 does not satisfy torch 2.9.0+cu128" in pinned.stdout, pinned.stdout
+
+
+def test_a_library_from_a_pypi_mirror_is_not_said_missing(tmp_path: Path):
+    text = "--index-url https://mirrors.aliyun.com/pypi/simple/\ntorch==2.8.0\nflash_attn==2.7.4.post1\n"
+    result = check(tmp_path, {"requirements.txt": text})
+    assert "CF002" not in result.stdout, result.stdout
+
+
+def test_a_conda_export_is_created_on_its_own_platform_only(tmp_path: Path):
+    text = """
+    name: agent
+    channels: [defaults]
+    dependencies:
+      - _libgcc_mutex=0.1=main
+      - ld_impl_linux-64=2.40=h12ee557_0
+      - python=3.10.14=h955ad1f_1
+      - pip:
+        - decord==0.6.0
+    """
+    assert "CF015" not in check(tmp_path, {"environment.yml": text}).stdout
+    hand_written = "name: agent\ndependencies:\n  - python=3.10\n  - pip:\n    - decord==0.6.0\n"
+    assert "CF015 on linux-aarch64, macos-arm64" in check(tmp_path, {"environment.yml": hand_written}).stdout

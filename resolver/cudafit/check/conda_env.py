@@ -74,7 +74,29 @@ def read(path: Path) -> Document:
         channels=tuple(channels),
         problems=tuple(problems),
         lines={str(path): tuple(text.splitlines())},
+        platforms=_platforms({spec.name for spec in specs}),
     )
+
+
+# conda packages built for one system only: an environment that lists one (as `conda env export`
+# writes them) is created there alone, and its pip section runs nowhere else
+_LINUX_X86_64 = frozenset(("ld_impl_linux-64", "sysroot_linux-64", "kernel-headers_linux-64"))
+_LINUX_AARCH64 = frozenset(("ld_impl_linux-aarch64", "sysroot_linux-aarch64", "kernel-headers_linux-aarch64"))
+_LINUX = frozenset(("_libgcc_mutex", "libgcc-ng", "libstdcxx-ng", "libgcc", "libstdcxx", "libgomp")) | _LINUX_X86_64 | _LINUX_AARCH64
+_WINDOWS = frozenset(("vc", "vs2015_runtime", "vc14_runtime", "ucrt"))
+
+
+def _platforms(names: set[str]) -> tuple[str, ...]:
+    """The platforms the environment can be created on, where its conda packages say; else () for every one."""
+    if names & _LINUX_X86_64 and not names & _LINUX_AARCH64:
+        return ("linux-x86_64",)
+    if names & _LINUX_AARCH64 and not names & _LINUX_X86_64:
+        return ("linux-aarch64",)
+    if names & _LINUX and not names & _WINDOWS:
+        return ("linux-x86_64", "linux-aarch64")
+    if names & _WINDOWS and not names & _LINUX:
+        return ("windows-x86_64",)
+    return ()
 
 
 def _load(path: Path, text: str) -> Any:

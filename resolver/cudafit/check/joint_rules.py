@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from cudafit.answers import Resolution
 from cudafit.check.environments import Environment
 from cudafit.check.index_rules import never_released
-from cudafit.check.indexes import effective_local, serving_urls
+from cudafit.check.indexes import effective_local, other_index, serving_urls
 from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Finding, Pin
 from cudafit.check.rules import Target, finding
 from cudafit.check.solve_inputs import (
@@ -77,6 +77,10 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
         # one side alone keeps its identity, and with it its hash, which the solver's store asks for
         reachable = libraries | torch if libraries and torch else libraries or torch
         for pin in [p for p in members if is_library(p) and p.version and not any(key[:2] == (pin_family(p), p.version) for key in reachable)]:
+            if other_index(doc, pin):
+                # a mirror or a company index (TUNA's copy of PyPI): what it serves is not known here
+                members = [p for p in members if p is not pin]
+                continue
             where = ", ".join(sorted(set(serving_urls(doc, pin)))) or "PyPI"
             said = f"{pin.name} {pin.version} has no build on the index this file names ({where}): pip will not find it there"
             out.append(finding("CF002", pin.span, said, f"install {pin.name} from where it is published, in its own command (`cudafit resolve` gives them)"))
@@ -121,7 +125,7 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
             if res is None:
                 continue
             if res.ok:
-                out += _nvidia_pins(doc, res, group)
+                out += _nvidia_pins(doc, res, group, members)
                 if target is not None:
                     out += _past_last_line(members, res, target)
                 continue
@@ -249,13 +253,18 @@ def _past_last_line(members: list[Pin], res: Resolution, target: Target) -> list
     return out
 
 
-def _nvidia_pins(doc: Document, res: Resolution, group: str) -> list:
-    """The file's own nvidia-*/cuda-* pins against what the chosen builds require."""
+def _nvidia_pins(doc: Document, res: Resolution, group: str, members: list[Pin]) -> list:
+    """The file's own nvidia-*/cuda-* pins against what the builds it pins exactly require: a build
+    the solver chose where the file names no release (torch for a flash-attn that compiles against
+    whichever torch is there) is no evidence, as pip would take another release that fits."""
     out: list[Finding] = []
+    pinned = {pin_family(p) for p in members if p.version is not None}  # a companion's exact pin fixes its release too
     for pin in doc.pins:
         if pin.version is None or pin.group not in ("", group) or not pin.name.startswith(("nvidia-", "cuda-")):
             continue
         for candidate in res.candidates:
+            if candidate.family not in pinned:
+                continue
             wanted = candidate.pins.get(pin.name)
             if wanted and not SpecifierSet(wanted).contains(pin.version, prereleases=True):
                 out.append(
