@@ -65,8 +65,8 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
         for pin in unknown:
             if never_released(pin, matrices):
                 continue  # CF002 said it
-            said = f"{pin.name} {pin.version} is not in cudafit's data (data of {matrices.data_date}); it was left out of the checks"
-            out.append(finding("CF013", pin.span, said, "run `cudafit data update`, or check that the release exists"))
+            said, fix = _unknown_words(pin, matrices)
+            out.append(finding("CF013", pin.span, said, fix))
         members = [p for p in members if p not in unknown]
         # A library by range may resolve to a release older than the data (bitsandbytes before
         # 0.50): it cannot be judged, so only an exact pin of one takes part.
@@ -251,6 +251,28 @@ def _past_last_line(members: list[Pin], res: Resolution, target: Target) -> list
                 )
             )
     return out
+
+
+def _unknown_words(pin: Pin, matrices: Matrices) -> tuple[str, str]:
+    """Why a release is not judged, and what helps: older than the data on its family (vllm 0.8.2
+    beside data from 0.19), newer (an update may know it), or between releases the data has."""
+    from packaging.version import InvalidVersion, Version
+
+    from cudafit.frameworks import BY_MEMBER
+
+    known = sorted(r.version for r in BY_MEMBER[pin.name].releases(matrices)) if pin.name == BY_MEMBER[pin.name].FAMILY else []
+    left = "it was left out of the checks"
+    try:
+        version = Version(Version(pin.version or "").public)
+    except InvalidVersion:
+        version = None
+    if known and version is not None and version < known[0]:
+        return f"{pin.name} {pin.version} is older than cudafit's data on {pin.name}, which starts at {known[0]}: {left}", ""
+    if known and version is not None and version > known[-1]:
+        said = f"{pin.name} {pin.version} is newer than cudafit's data on {pin.name} (newest {known[-1]}, data of {matrices.data_date}): {left}"
+        return said, "run `cudafit data update`"
+    said = f"{pin.name} {pin.version} is not in cudafit's data (data of {matrices.data_date}); {left}"
+    return said, "run `cudafit data update`, or check that the release exists"
 
 
 def _nvidia_pins(doc: Document, res: Resolution, group: str, members: list[Pin]) -> list:
