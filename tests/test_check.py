@@ -828,3 +828,9 @@ def test_jax_cuda_is_checked_as_the_extra_it_repeats(tmp_path):
 ])
 def test_cf009_claims_only_where_the_data_knows_the_platform(tmp_path, line):
     assert "CF009" not in codes(tmp_path, {"requirements.txt": line + "\n"})
+
+
+def test_a_requirements_folder_one_level_deeper_is_walked(tmp_path):
+    # Lightning's requirements/pytorch/base.txt: pre-commit's pattern passes it, and a folder walk finds it too
+    files = {"requirements/pytorch/base.txt": "torch==2.5.1+cu124\n", "docs/pytorch/notes.txt": "torch==2.5.1+cu124\n"}
+    assert [f[:1] + f[3:] for f in findings(tmp_path, files)] == [("requirements/pytorch/base.txt", "CF001")]

@@ -35,7 +35,7 @@ BY_NAME: tuple[tuple[str, Reader], ...] = (
     ("Containerfile", dockerfile.read),
     ("Containerfile.*", dockerfile.read),
 )
-# A `requirements/` folder holds requirement files under any name (base.txt, gpu.txt).
+# A `requirements/` folder holds requirement files under any name (base.txt, gpu.txt, pytorch/base.txt).
 _REQUIREMENT_FOLDERS = ("requirements", "reqs")
 _SKIP_DIRS = {
     *(".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"),
@@ -49,7 +49,8 @@ def reader_by_name(path: Path) -> Optional[Reader]:
     for pattern, reader in BY_NAME:
         if fnmatch.fnmatch(path.name, pattern):
             return reader
-    if path.suffix in (".txt", ".in") and path.parent.name in _REQUIREMENT_FOLDERS:
+    # requirements/base.txt, and one folder further (Lightning's requirements/pytorch/base.txt)
+    if path.suffix in (".txt", ".in") and (path.parent.name in _REQUIREMENT_FOLDERS or path.parent.parent.name in _REQUIREMENT_FOLDERS):
         return requirements.read
     return None
 
