@@ -113,9 +113,26 @@ def uninstallable() -> list[tuple[str, str, bool]]:
             # a lock whose `environments` leave this one out does not describe it: nothing to check there
             if lock_fails and "not supported by the lockfile" in _why(local, key):
                 continue
+            # a requirements file uv pip compile or pip-compile wrote for its own platform does not describe the others
+            if key.split("/")[0] not in _compiled_for(local):
+                continue
             if verdict == "no-solution" or lock_fails:
                 out.append((local, key, any(f.severity == "error" and _matches(f, key) for f in found)))
     return out
+
+
+@lru_cache(maxsize=None)
+def _compiled_for(local: str) -> tuple[str, ...]:
+    """The platforms a file describes: for a single-platform resolver output, those where its pins
+    install (check judges it there alone); every platform for any other file."""
+    from cudafit.check.environments import PLATFORMS
+    from cudafit.check.requirements import read
+    from cudafit.check.wheels import compiled_platforms
+
+    if not local.endswith(".txt"):
+        return PLATFORMS
+    doc = read(CORPUS / local)
+    return (compiled_platforms(doc, load()) or PLATFORMS) if doc.compiled_here else PLATFORMS
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ from cudafit.check.joint_rules import joint_and_targets
 from cudafit.check.model import Document, Finding, Pin
 from cudafit.check.platform_rules import marked_builds, marker_excludes_all, unpinned_cuda13
 from cudafit.check.rules import Target, finding
-from cudafit.check.wheels import Gap, Missing, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
+from cudafit.check.wheels import Gap, Missing, compiled_platforms, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
 from cudafit.records import Matrices
 
 
@@ -25,6 +25,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     """The file's own findings once, then each environment it describes on its own: one finding
     per problem, naming the environments it holds in where that is not all of them."""
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
+    if doc.compiled_here and not doc.platforms:
+        doc = doc._replace(platforms=compiled_platforms(doc, matrices))
     releases = {str(r.version): r for r in matrices.torch}
     for rule in (pytorch_extra_index, conda_channel_release, unpinned_cuda13, marker_excludes_all, marked_builds, build_torch_differs, image_toolkit_differs):
         found += rule(doc, matrices, releases)

@@ -113,6 +113,8 @@ class Document(NamedTuple):
     platforms: tuple[str, ...] = ()  # the platforms it installs on, where the file says (a Dockerfile: Linux); () every one
     images: tuple[tuple[str, Span], ...] = ()  # a Dockerfile's FROM images, ARGs put in, the running one last
     builds_here: bool = False  # a Dockerfile builds a package against what it installed (--no-build-isolation)
+    # a resolver's output for the one platform it ran on (uv pip compile or pip-compile, not universal)
+    compiled_here: bool = False
 
 
 # Kinds whose pins are one set installed together (a requirements file and its includes; an image)

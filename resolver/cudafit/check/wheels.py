@@ -193,3 +193,22 @@ def _python_fix(pin: Pin, doc: Document, versions: str) -> str:
     limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
     target = f"{pin.name} {pin.version}" if pin.version is not None else f"the releases of {pin.name} it admits"
     return f"{limit} to the Pythons {target} has wheels for, or allow a release that has wheels for Python {versions}"
+
+
+def compiled_platforms(doc: Document, matrices: Matrices) -> tuple[str, ...]:
+    """Where a file a resolver wrote for its own platform can have been written: the platforms on
+    which every exact pin of the data's file lists has a wheel (or an sdist). Judging it elsewhere
+    asks of it what it never claimed; () where no pin tells, or no platform fits them all."""
+    from cudafit.check.environments import PLATFORMS
+
+    places = set(PLATFORMS)
+    told = False
+    for pin in doc.pins:
+        if pin.version is None or pin.marker or pin.name not in matrices.wheel_files:
+            continue
+        release = next((r for r in matrices.wheel_files[pin.name] if str(r.version) == pin.version), None)
+        if release is None or release.sdist:
+            continue
+        places &= {p for p in PLATFORMS if _has_wheel(release, p, None)}
+        told = True
+    return tuple(p for p in PLATFORMS if p in places) if told and places else ()
