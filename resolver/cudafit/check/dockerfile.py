@@ -39,7 +39,8 @@ def read(path: Path) -> Document:
     inside = {line for runs in bodies.values() for _shell, first, last in runs for line in range(first, last + 1)}
     keep = [n for n, item in enumerate(parsed) if item["startline"] not in inside]
     structure = [parsed[n] for n in keep]
-    contexts = [parser.context_structure[n] for n in keep]
+    every_context = parser.context_structure  # a property that parses the whole file again on each read: once
+    contexts = [every_context[n] for n in keep]
     found: list[Pin] = []
     indexes: list[IndexRef] = []
     problems: list[Problem] = []

@@ -82,9 +82,9 @@ class Locator:
         self.path = str(path)
         self.lines = text.splitlines()
         self._where: dict[str, deque[tuple[int, int, str]]] = {}
-        header, key, depth, multiline = "", "", 0, False
+        header, where, depth, multiline = "", "", 0, False
         for number, line in enumerate(self.lines, 1):
-            if line.count('"""') % 2 or line.count("'''") % 2:
+            if ("\"\"\"" in line or "'''" in line) and (line.count('"""') % 2 or line.count("'''") % 2):
                 multiline = not multiline  # a multi-line string's text: no keys, brackets or values
                 continue
             if multiline:
@@ -92,21 +92,22 @@ class Locator:
             if depth == 0:
                 heading = _HEADER.match(line)
                 if heading is not None:
-                    header, key = _path(heading[1]), ""
+                    header = where = _path(heading[1])
                     continue
                 opened = _KEY.match(line)
                 if opened is not None:
-                    key = _path(opened[1])
-            rest = line
-            if '"' in line or "'" in line or "#" in line:
+                    where = _path(header, opened[1])
+            quoted = '"' in line or "'" in line or "#" in line
+            if quoted:
                 for match in _LITERAL.finditer(line):
                     group = 1 if match.group(1) is not None else 2
                     literal = match.group(group)
                     if literal is not None:
                         value = _unescaped(literal) if group == 1 and "\\" in literal else literal
-                        self._where.setdefault(value, deque()).append((number, match.start() + 2, _path(header, key)))
-                rest = _LITERAL.sub("", line)
-            depth = max(0, depth + rest.count("[") + rest.count("{") - rest.count("]") - rest.count("}"))
+                        self._where.setdefault(value, deque()).append((number, match.start() + 2, where))
+            if "[" in line or "]" in line or "{" in line or "}" in line:  # most lines of a list have none
+                rest = _LITERAL.sub("", line) if quoted else line
+                depth = max(0, depth + rest.count("[") + rest.count("{") - rest.count("]") - rest.count("}"))
 
     def find(self, value: str, under: str = "") -> Span:
         """The first not yet matched occurrence of `value` as a quoted string, written under the
