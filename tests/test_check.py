@@ -834,3 +834,13 @@ def test_a_requirements_folder_one_level_deeper_is_walked(tmp_path):
     # Lightning's requirements/pytorch/base.txt: pre-commit's pattern passes it, and a folder walk finds it too
     files = {"requirements/pytorch/base.txt": "torch==2.5.1+cu124\n", "docs/pytorch/notes.txt": "torch==2.5.1+cu124\n"}
     assert [f[:1] + f[3:] for f in findings(tmp_path, files)] == [("requirements/pytorch/base.txt", "CF001")]
+
+
+def test_a_target_without_a_gpu_asks_nothing_of_a_driver(tmp_path):
+    # a CUDA torch installs and runs on a CPU-only runner's CPU: `--python 3.12` there, or
+    # `--driver none`, is no reason for CF010 (a newcomer's CI runner failed every file with torch)
+    for reqs in ("torch\n", "torch==2.9.1\n"):
+        assert "CF010" not in codes(tmp_path, {"requirements.txt": reqs}, "--driver", "none", "--os", "linux", "--arch", "x86_64", "--python", "3.12")
+    # what holds without a driver is still said: no CUDA build of it for a Mac
+    reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
+    assert "CF010" in codes(tmp_path, {"requirements.txt": reqs}, "--driver", "none", "--os", "macos", "--arch", "aarch64")

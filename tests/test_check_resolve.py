@@ -152,3 +152,17 @@ def test_uvs_reason_in_one_line_the_same_on_every_platform():
     assert reason_of(aarch64) == reason_of(macos)
     assert reason_of(aarch64).startswith("Because bitsandbytes==0.45.0 has no wheels with a matching platform tag and you require")
     assert "hint" not in reason_of(aarch64)
+
+
+def test_uv_beside_cudafits_python_is_found_without_path(tmp_path, monkeypatch):
+    # a venv run by its path (/opt/venv/bin/cudafit), not activated: its uv is not on PATH
+    from cudafit.check.resolve import find_uv
+
+    uv = tmp_path / "bin" / "uv"
+    uv.parent.mkdir()
+    uv.write_text("#!/bin/sh\n")
+    uv.chmod(0o755)
+    monkeypatch.delenv("CUDAFIT_UV", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
+    assert find_uv() == str(uv)

@@ -20,11 +20,20 @@ from cudafit.check.rules import Target, finding
 from cudafit.check.wheels import Gap, Missing, compiled_platforms, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
 from cudafit.records import Matrices
 
+ANY_DRIVER = "9999.0"  # newer than any branch: no build is refused for its driver
+
 
 def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...]) -> list[Finding]:
     """The file's own findings once, then each environment it describes on its own: one finding
     per problem, naming the environments it holds in where that is not all of them."""
     found = [finding(p.code, p.span, p.message) for p in doc.problems]
+    # A target without a GPU of any kind asks nothing of a driver: a CUDA torch installs and runs on
+    # its CPU there (`--python 3.12` on a CI runner describes such a machine), and an image starts.
+    # It is judged as if any driver were there, so only what holds without one (no build for its
+    # platform or Python, an index that does not serve it) is said.
+    targets = tuple(
+        t if t.machine.has_driver or t.machine.gpus or t.machine.jetson else t._replace(machine=t.machine._replace(driver=ANY_DRIVER)) for t in targets
+    )
     if doc.compiled_here and not doc.platforms:
         doc = doc._replace(platforms=compiled_platforms(doc, matrices))
     releases = {str(r.version): r for r in matrices.torch}

@@ -61,9 +61,12 @@ class Answer(NamedTuple):
 
 
 def find_uv(explicit: Optional[str] = None) -> str:
-    """The uv to ask: `explicit`, $CUDAFIT_UV, else uv on PATH."""
+    """The uv to ask: `explicit`, $CUDAFIT_UV, else uv on PATH, else the one installed beside
+    cudafit's own Python (a venv run by its path, not activated)."""
     wanted = explicit or os.environ.get("CUDAFIT_UV") or "uv"
     found = shutil.which(wanted)
+    if found is None and wanted == "uv":
+        found = shutil.which("uv", path=os.path.dirname(sys.executable))
     if found is None:
         raise InputError(f"--resolve asks uv, and {wanted!r} was not found (install it with `pip install uv`, or set CUDAFIT_UV to its path)")
     return found
