@@ -442,3 +442,11 @@ def test_flash_attn_compiles_where_its_ci_builds_no_asset(tmp_path: Path):
     text = "FROM --platform=linux/arm64 nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN pip install torch==2.9.0\nRUN pip install flash-attn==2.8.3 --no-build-isolation\n"
     code, out = check(tmp_path, text)
     assert code == 1 and "CF019" in out, out
+
+
+def test_unpinned_torch_names_the_release_the_images_python_gets(tmp_path: Path):
+    # PyPI's torch 2.15.0 needs Python 3.11: a python:3.10 image installs 2.14.1 (CUDA 13.0)
+    code, out = check(tmp_path, "FROM python:3.10-slim\nRUN pip install torch\n")
+    assert "CF008 'torch' installs torch 2.14.1 from PyPI on Linux, a CUDA 13.0 build" in out, out
+    code, out = check(tmp_path, "FROM python:3.12-slim\nRUN pip install torch\n")
+    assert "CF008 'torch' installs torch 2.15.0 from PyPI on Linux" in out, out

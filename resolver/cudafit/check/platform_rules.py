@@ -11,7 +11,7 @@ from typing import Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.environments import Environment, holds_in, names_extra
+from cudafit.check.environments import Environment, admitted, holds_in, names_extra
 from cudafit.check.indexes import other_index, serving_urls, torch_variant
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
 from cudafit.check.rules import finding
@@ -53,6 +53,7 @@ def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torch
     if any(torch_variant(i.url) for i in doc.indexes) or doc.kind in ("uv-lock", "pylock"):
         return out
     floor = matrices.compat.get(13)
+    pythons = set(admitted(doc.requires_python))
     for pin in doc.pins:
         if pin.name != "torch" or pin.version is not None or pin.constraint or pin.from_index is not None or pin.group == BUILD_SYSTEM:
             continue
@@ -68,7 +69,9 @@ def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torch
             torch_variant(u) == "nightly" or other_index(doc, pin) for u in serving_urls(doc, pin)
         ):
             continue
-        release = next((r for r in matrices.torch if spec.contains(r.version)), None)
+        # the newest release with a wheel for a Python the file admits (torch 2.15 needs 3.11: a
+        # Python 3.10 file gets 2.14.1)
+        release = next((r for r in matrices.torch if spec.contains(r.version) and (not pythons or pythons & set(r.pythons("linux-x86_64")))), None)
         tag = release.pypi_variant.get("linux-x86_64") if release is not None else None
         build = next((b for b in release.builds if b.tag == tag and b.cuda is not None), None) if release is not None and tag else None
         if release is None or build is None or build.cuda is None or build.cuda.major < 13:
