@@ -84,7 +84,7 @@ class Locator:
         self._where: dict[str, deque[tuple[int, int, str]]] = {}
         header, where, depth, multiline = "", "", 0, False
         for number, line in enumerate(self.lines, 1):
-            if ("\"\"\"" in line or "'''" in line) and (line.count('"""') % 2 or line.count("'''") % 2):
+            if ('"""' in line or "'''" in line) and (line.count('"""') % 2 or line.count("'''") % 2):
                 multiline = not multiline  # a multi-line string's text: no keys, brackets or values
                 continue
             if multiline:
