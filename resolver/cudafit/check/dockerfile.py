@@ -20,6 +20,7 @@ from cudafit.check import pins
 from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
 from cudafit.check.shell_installs import INDEX_VARIABLES, SHELL, Shell, extra_kind, index_entry, installs, simple_commands, split_shell
 from cudafit.check.source import read_text
+from cudafit.errors import InputError
 
 # images that carry torch, torchvision and torchaudio already (PyTorch's and NVIDIA's)
 _CARRIES_TORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\d|^nvcr\.io/nvidia/pytorch:")
@@ -313,12 +314,7 @@ def _context_uv_config(path: Path) -> str:
     uv reads uv.toml, or pyproject.toml's [tool.uv], from the directory it runs in (pip reads no
     configuration from there). The context is the Dockerfile's folder or, as `docker build -f
     docker/Dockerfile .` has it, a folder above it up to the repository's root: each is looked at."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
+    from cudafit.check.pyproject import load_toml
 
     folder = path.resolve().parent
     for _ in range(4):  # the Dockerfile's folder and three above it at most
@@ -327,8 +323,8 @@ def _context_uv_config(path: Path) -> str:
             if not candidate.is_file():
                 continue
             try:
-                settings: object = tomllib.loads(candidate.read_text(encoding="utf-8", errors="replace"))
-            except (OSError, tomllib.TOMLDecodeError):
+                settings: object = load_toml(candidate, candidate.read_text(encoding="utf-8", errors="replace"))
+            except (OSError, InputError):
                 continue  # uv refuses it as well: it names nothing
             for key in table:
                 settings = settings.get(key, {}) if isinstance(settings, dict) else {}
