@@ -260,10 +260,15 @@ def target_prefix() -> Optional[Path]:
     folder = Path(exe).parent
     if folder.name in ("bin", "Scripts"):
         return folder.parent
-    # A launcher outside an environment (pyenv's shims, a wrapper script): ask the interpreter.
+    return reported_prefix(exe) or folder
+
+
+def reported_prefix(exe: str) -> Optional[Path]:
+    """The environment a launcher outside one (pyenv's shims, a wrapper script) runs: its sys.prefix,
+    as the interpreter says; None where it does not answer."""
     result = run_command([exe, "-c", "import sys; print(sys.prefix)"], TIMEOUT_S)
     prefix = result.stdout.strip() if result.returncode == 0 else ""
-    return Path(prefix) if prefix else folder
+    return Path(prefix) if prefix else None
 
 
 def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:

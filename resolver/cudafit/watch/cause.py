@@ -49,11 +49,10 @@ def environment_of(interpreter: Optional[str]) -> Optional[str]:
     Scripts/), else the prefix it reports (pyenv's shims and other launchers are not environments)."""
     if interpreter is None or Path(interpreter).parent.name in ("bin", "Scripts"):
         return interpreter
-    from cudafit.detection import TIMEOUT_S, run_command
+    from cudafit.detection import reported_prefix
 
-    result = run_command([interpreter, "-c", "import sys; print(sys.prefix)"], TIMEOUT_S)
-    prefix = result.stdout.strip() if result.returncode == 0 else ""
-    return prefix or None
+    prefix = reported_prefix(interpreter)
+    return str(prefix) if prefix is not None else None
 
 
 def doctor_cause(interpreter: Optional[str] = None) -> Optional[str]:
