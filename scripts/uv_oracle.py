@@ -48,7 +48,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -74,6 +74,9 @@ MACOS = "14.0"
 ORACLE = "glibc-2.34/macos-14/pinned-python"
 DEFAULT_PYTHON = "3.12"
 FALLBACK_PYTHONS = ("3.13", "3.11", "3.10")  # tried in this order when requires-python excludes 3.12
+# A file that names no Python is for the one its user runs: where the Python asked finds no solution,
+# these are asked in turn (the first that installs ends it), recorded as `other_pythons`.
+OTHER_PYTHONS = ("3.11", "3.10", "3.13", "3.9")
 ALL_MINORS = tuple(f"3.{m}" for m in range(6, 16))
 CARED = {
     "torch",
@@ -517,7 +520,25 @@ class Recorder:
     def record_requirements(self, item: CorpusFile) -> dict[str, Any]:
         envs = environments(pick_python(None, pinned_pythons(item.path)), [""])
         jobs = {e.key: self.pool.submit(self.compile_env, item, e) for e in envs}
-        return {"environments": self.gather(jobs)}
+        return {"environments": self.elsewhere(self.gather(jobs), lambda env: self.compile_env(item, env))}
+
+    def elsewhere(self, found: dict[str, dict[str, Any]], ask: Callable[[Env], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """For a file that names no Python: each environment with no solution asked again on the other
+        Pythons of OTHER_PYTHONS, until one installs; their verdicts as `other_pythons`."""
+
+        def chain(key: str) -> dict[str, str]:
+            platform, asked, selection = key.split("/", 2)
+            tried: dict[str, str] = {}
+            for minor in (m for m in OTHER_PYTHONS if m != asked):
+                tried[minor] = ask(Env(platform, minor, selection))["verdict"]
+                if tried[minor] == "ok":
+                    break
+            return tried
+
+        jobs = {key: self.pool.submit(chain, key) for key, verdict in found.items() if verdict["verdict"] == "no-solution"}
+        for key, job in jobs.items():
+            found[key]["other_pythons"] = job.result()
+        return found
 
     def record_pyproject(self, item: CorpusFile) -> dict[str, Any]:
         try:
@@ -530,6 +551,8 @@ class Recorder:
         envs = environments(python, pyproject_selections(data))
         jobs = {e.key: self.pool.submit(self.compile_env, item, e) for e in envs}
         out: dict[str, Any] = {"environments": self.gather(jobs)}
+        if not stated:
+            self.elsewhere(out["environments"], lambda env: self.compile_env(item, env))
         dynamic = [d for d in project.get("dynamic", []) if d in ("dependencies", "optional-dependencies", "requires-python")]
         if dynamic:
             out["dynamic"] = dynamic
@@ -552,16 +575,18 @@ class Recorder:
             out["python_spec"] = spec
         envs = environments(python, [""])
         text = "\n".join(pip) + "\n"
-
-        def one(env: Env) -> dict[str, Any]:
-            root, target = self.workdir(item)
-            reqs = target.parent / ".uv_oracle_pip.txt"
-            reqs.write_text(text, encoding="utf-8")
-            args = ["pip", "compile", reqs.name, *platform_args(env), "--no-header", "--no-annotate"]
-            return verdict_of(run_uv(self.settings, args, target.parent), self.settings)
-
-        out["environments"] = self.gather({e.key: self.pool.submit(one, e) for e in envs})
+        out["environments"] = self.gather({e.key: self.pool.submit(self.compile_pip_items, item, text, e) for e in envs})
+        if not spec:
+            self.elsewhere(out["environments"], lambda env: self.compile_pip_items(item, text, env))
         return out
+
+    def compile_pip_items(self, item: CorpusFile, text: str, env: Env) -> dict[str, Any]:
+        """An environment.yml's `pip:` items, written out as a requirements file beside it and compiled."""
+        _root, target = self.workdir(item)
+        reqs = target.parent / ".uv_oracle_pip.txt"
+        reqs.write_text(text, encoding="utf-8")
+        args = ["pip", "compile", reqs.name, *platform_args(env), "--no-header", "--no-annotate"]
+        return verdict_of(run_uv(self.settings, args, target.parent), self.settings)
 
     # -- pylock.toml: uv pip install --dry-run --target
 
@@ -688,6 +713,18 @@ class Recorder:
         out["environments"] = self.gather({e.key: self.pool.submit(one, e) for e in environments(python, selections)})
         return out
 
+    def add_elsewhere(self, item: CorpusFile, entry: dict[str, Any]) -> dict[str, Any]:
+        """An entry recorded before `other_pythons` given them (--other-pythons), its verdicts kept:
+        requirements files, a pyproject.toml without requires-python, an environment.yml without python."""
+        if item.kind == "requirements":
+            self.elsewhere(entry["environments"], lambda env: self.compile_env(item, env))
+        elif item.kind == "pyproject" and not (read_toml(item.path).get("project") or {}).get("requires-python"):
+            self.elsewhere(entry["environments"], lambda env: self.compile_env(item, env))
+        elif item.kind == "conda-env" and "python_spec" not in entry and entry.get("environments"):
+            text = "\n".join(read_conda_env(item.path)[1]) + "\n"
+            self.elsewhere(entry["environments"], lambda env: self.compile_pip_items(item, text, env))
+        return entry
+
     def record(self, item: CorpusFile) -> dict[str, Any]:
         started = time.monotonic()
         if not item.path.is_file():
@@ -769,6 +806,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus", help="the corpus folder (with MANIFEST.toml)")
     parser.add_argument("--only", nargs="+", metavar="LOCALPATH", help="record only these files (manifest `local` paths); keep the other entries of -o")
+    parser.add_argument(
+        "--other-pythons",
+        action="store_true",
+        help="keep -o's verdicts; only ask the other Pythons where a file that names none found no solution",
+    )
     parser.add_argument("--resume", action="store_true", help="keep the files -o already has from this oracle and uv; record the rest")
     parser.add_argument("-o", "--output", type=Path, help="the verdicts file (default: CORPUS/uv_verdicts.json)")
     parser.add_argument("--jobs", type=int, default=4, help="uv calls at once (default 4)")
@@ -818,7 +860,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     version = uv_version(args.uv)
     started = time.monotonic()
     files: dict[str, Any] = {}
-    if (args.only or args.resume) and output.exists():
+    if (args.only or args.resume or args.other_pythons) and output.exists():
         files = json.loads(output.read_text(encoding="utf-8")).get("files", {})
     if args.resume:
         # a file recorded by this oracle and this uv is kept; the rest (older oracles, other uv) is asked again
@@ -828,7 +870,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     written = threading.Lock()
 
     def record_and_write(item: CorpusFile) -> None:
-        entry = recorder.record(item)
+        if args.other_pythons:
+            if item.local not in files:
+                return
+            entry = recorder.add_elsewhere(item, files[item.local])
+            print(f"{item.local}: other Pythons asked", file=sys.stderr, flush=True)
+        else:
+            entry = recorder.record(item)
         entry["oracle"] = ORACLE
         entry["uv"] = version
         with written:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import email.parser
 import os
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from typing import Any
 
 import requests
 import tomlkit
+from pypi_wheels import metadata_text, open_wheel  # scripts/
 
 from cudafit.wheel_tags import where
 
@@ -38,6 +40,7 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
+from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -105,7 +108,19 @@ DISTRIBUTIONS = (
     "eva-decord",
     "intel-openmp",
     "mkl",
+    # geometry, simulation and sensor libraries that robotics and 3D projects pin beside them
+    "open3d",
+    "pymeshlab",
+    "usd-core",
+    "pyrealsense2",
+    "mujoco",
+    # pure-Python kernel libraries whose own requirements decide where they install
+    "liger-kernel",
 )
+# Distributions whose Requires-Dist is read too (one wheel's METADATA per release, through range
+# requests): the lines that name another distribution above, which every install gets (no extra).
+# liger-kernel requires triton, which PyPI has for Linux only, so it does not install on Windows.
+REQUIRES_OF = ("liger-kernel",)
 
 
 def release_facts(files: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,6 +136,22 @@ def _requires(item: dict[str, Any]) -> SpecifierSet:
         return SpecifierSet(item.get("requires_python") or "")
     except InvalidSpecifier:
         return SpecifierSet()
+
+
+def listed_requirements(session: requests.Session, base: str, files: list[dict[str, Any]]) -> list[str]:
+    """The Requires-Dist lines of a release (its first wheel's METADATA) that every install gets and
+    that name a distribution of DISTRIBUTIONS, as written."""
+    wheel = next((f for f in files if f["filename"].endswith(".whl")), None)
+    if wheel is None:
+        return []
+    message = email.parser.Parser().parsestr(metadata_text(open_wheel(session, base, wheel)))
+    listed = {canonicalize_name(n) for n in DISTRIBUTIONS}
+    out = []
+    for text in message.get_all("Requires-Dist") or []:
+        wanted = Requirement(text)
+        if canonicalize_name(wanted.name) in listed and not (wanted.marker and "extra" in str(wanted.marker)):
+            out.append(str(wanted))
+    return out
 
 
 def releases_of(session: requests.Session, name: str) -> list[tuple[Version, dict[str, Any]]]:
@@ -140,7 +171,15 @@ def releases_of(session: requests.Session, name: str) -> list[tuple[Version, dic
     # pip and uv take a pre-release only where the spec names one or the project has nothing else
     # (deepspeed-kernels): so pre-releases are recorded only for a project without a final release
     finals = [(v, f) for v, f in found if not v.is_prerelease]
-    return sorted(((v, release_facts(f)) for v, f in (finals or found)), key=lambda pair: pair[0])
+    out = []
+    for version, files in sorted(finals or found, key=lambda pair: pair[0]):
+        facts = release_facts(files)
+        if name in REQUIRES_OF:
+            requires = listed_requirements(session, reply.url, files)
+            if requires:
+                facts["requires"] = requires
+        out.append((version, facts))
+    return out
 
 
 def runs(releases: Iterable[tuple[Version, dict[str, Any]]]) -> list[tuple[list[str], dict[str, Any]]]:

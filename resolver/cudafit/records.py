@@ -290,6 +290,9 @@ class WheelFiles(NamedTuple):
     version: Version
     sdist: bool
     wheels: dict[str, frozenset[str]]
+    # Its Requires-Dist lines (as written, no `extra` marker) that name another distribution of the
+    # file lists: liger-kernel's triton, which has no Windows or macOS wheel.
+    requires: tuple[str, ...] = ()
 
     def pythons(self, platform: str) -> frozenset[str]:
         return self.wheels.get(platform, frozenset()) | self.wheels.get(PURE, frozenset())

@@ -22,6 +22,21 @@ def read_grade(value: Any) -> str:
     return str(value)
 
 
+def read_requirements(value: Any) -> list[str]:
+    """Requires-Dist lines: PEP 508 requirements without an `extra` marker (what every install gets)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = read_str_list(value)
+    for text in out:
+        try:
+            wanted = Requirement(text)
+        except InvalidRequirement as exc:
+            raise ValueError(f"{text!r} is not a PEP 508 requirement: {exc}") from None
+        if wanted.marker is not None and "extra" in str(wanted.marker):
+            raise ValueError(f"{text!r}: a requirement of an extra is not what every install gets")
+    return out
+
+
 def read_rows(value: Any) -> list[Any]:
     if not isinstance(value, list) or not value:
         raise TypeError("expected a non-empty array of tables ([[distribution.files]])")
@@ -51,11 +66,12 @@ def read(file: str, doc: dict, dates: list[str]) -> dict[str, tuple[WheelFiles, 
             versions = r.get("versions", lambda value: [Version(v) for v in read_str_list(value)])
             sdist = r.get("sdist", read_bool)
             wheels = {p: r.get(p, read_pythons) for p in (*PLATFORMS, PURE) if p in row}
+            requires = tuple(r.get("requires", read_requirements, required=False) or ())
             r.finish()
             for version in versions:
                 if version in releases:
                     raise r.fail("versions", f"{version} is listed twice")
-                releases[version] = WheelFiles(version, sdist, wheels)
+                releases[version] = WheelFiles(version, sdist, wheels, requires)
         out[name] = tuple(sorted(releases.values(), key=lambda w: w.version, reverse=True))
     if not out:
         raise DataError(f"{file}: no [[distribution]] entries")

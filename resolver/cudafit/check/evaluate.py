@@ -5,6 +5,7 @@ with the environments it holds in where that is not all of them."""
 
 from __future__ import annotations
 
+from cudafit.check.brought import brought
 from cudafit.check.build_rules import build_torch_differs
 from cudafit.check.conda_rules import conda_channel_release
 from cudafit.check.contradictions import Clash, contradictions
@@ -57,7 +58,8 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         which = (env.platform if marked else "", env.python, env.selection if chosen else "")
         if which not in seen_by:
             whole = view(ours, env)
-            seen_by[which] = (whole, whole._replace(pins=tuple(p for p in whole.pins if relevant(p))))
+            # what a line brings is CF015's alone: the joint rules read what the file pins
+            seen_by[which] = (whole, whole._replace(pins=tuple(p for p in whole.pins if relevant(p) and not p.required_by)))
         whole, seen = seen_by[which]
         full[env] = whole
         slot = (which, env.platform, env.python)
@@ -159,8 +161,11 @@ def _contradiction(clash: Clash) -> Finding:
 
 def _ours(doc: Document, matrices: Matrices) -> Document:
     # The environment rules read frameworks, CUDA wheels and the pins CF015 judges only: a
-    # lockfile's other hundreds of packages are left out of every view.
-    return doc._replace(pins=tuple(p for p in doc.pins if relevant(p) or judged(p, matrices)))
+    # lockfile's other hundreds of packages are left out of every view. What a requirement brings
+    # (jax[cuda12]'s Linux-only plugin, liger-kernel's triton) is CF015's too: it installs
+    # wherever its line does.
+    mine = tuple(p for p in doc.pins if relevant(p) or judged(p, matrices))
+    return doc._replace(pins=mine + brought(doc, matrices))
 
 
 def file_environments(doc: Document, matrices: Matrices) -> list[Environment]:

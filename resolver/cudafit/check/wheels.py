@@ -158,6 +158,11 @@ def _platforms(releases: tuple[WheelFiles, ...]) -> str:
 
 
 def _platform_message(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
+    said = _platform_said(pin, releases)
+    return f"{pin.required_by} installs {pin.name}; {said}" if pin.required_by else said
+
+
+def _platform_said(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
     sdist = "no sdist" if len(releases) == 1 else "none has an sdist"
     tail = f"and {sdist} to build from: pip and uv find nothing to install"
     if pin.files is not None:
@@ -181,6 +186,9 @@ def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, v
 
 
 def _platform_fix(pin: Pin, every: tuple[WheelFiles, ...], platform: str) -> str:
+    if pin.required_by:
+        where = ", ".join(sorted({p for r in every for p in r.wheels}))
+        return f"limit '{pin.span.text}' with an environment marker to the platforms {pin.name} has wheels for ({where})"
     if pin.files is not None:
         return "in the lock's source, limit it with a marker to the platforms it has wheels for, or take a release with a wheel here; then lock again"
     newest = next((r for r in every if _has_wheel(r, platform, None)), None)

@@ -163,6 +163,15 @@ def candidates(
     return [c for _k, c in ranked], rejected
 
 
+def extra_brings(release: JaxRelease, extra: str) -> tuple[tuple[str, str], ...]:
+    """The distributions jax[extra]==release installs beside jaxlib, each at the version it fixes
+    (jax[cuda12]: jax-cuda12-plugin and jax-cuda12-pjrt of jaxlib's release); () where the data
+    has no build that extra selects."""
+    wanted = _unaliased(release, frozenset({_normal(extra)}))
+    build = next((b for b in release.builds if wanted & {_normal(e) for e in b.extras}), None)
+    return tuple(p for p in held(release, build) if p[0] != "jaxlib") if build is not None else ()
+
+
 def _unaliased(release: JaxRelease, extras: frozenset[str]) -> frozenset[str]:
     """The extras asked for, each alias read as the extra it repeats in this release."""
     if not extras or not release.aliases:
