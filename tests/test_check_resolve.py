@@ -69,8 +69,41 @@ def test_an_environment_uv_refuses_is_cf016_with_uvs_reason_where_the_pin_is_wri
     assert [(f["code"], f["severity"], f["environments"]) for f in found if f["code"] == "CF013"] == [("CF013", "note", "windows-x86_64")]
     assert result.exit_code == 1
     asked = calls(fake_uv)
-    assert len(asked) == 4 and {c["macos"] for c in asked} == {"14.0"}
+    assert {c["macos"] for c in asked} == {"14.0"}
     assert all(c["args"][:3] == ["pip", "compile", "requirements.txt"] for c in asked)
+    # the file names no Python: the refusal stands once no other Python installs it either
+    pythons = [c["args"][c["args"].index("--python-version") + 1] for c in asked if "aarch64-manylinux_2_34" in c["args"]]
+    assert pythons == ["3.12", "3.13", "3.11", "3.10", "3.9"] and len(asked) == 3 + len(pythons)
+
+
+# What uv says of HunyuanVideo's pins by Python: opencv-python 4.9.0.80 asks numpy>=1.26 on 3.12
+# only, so Python 3.11 installs the file (uv 0.13.9, tests/corpus/uv_verdicts.json `other_pythons`).
+BY_PYTHON_UV = """\
+#!{python}
+import sys
+args = sys.argv[1:]
+if args[args.index("--python-version") + 1] in ("3.12", "3.13"):
+    sys.stderr.write({refused!r})
+    sys.exit(1)
+print("numpy==1.24.4")
+"""
+
+
+def test_a_file_that_names_no_python_and_installs_on_another_is_a_note(tmp_path, monkeypatch):
+    script = tmp_path / "bin" / "uv"
+    script.parent.mkdir()
+    script.write_text(BY_PYTHON_UV.format(python=sys.executable, refused=REFUSED))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CUDAFIT_UV", str(script))
+    text = "opencv-python==4.9.0.80\nnumpy==1.24.4\n"
+    result = run(tmp_path, {"requirements.txt": text}, "--resolve", "--output-format", "json")
+    found = [(f["code"], f["severity"]) for f in json.loads(result.stdout)]
+    assert found == [("CF013", "note")] and result.exit_code == 0
+    assert "with Python 3.12 and does with Python 3.11" in json.loads(result.stdout)[0]["message"]
+    # a file that states its Python is held to it: an error there
+    pyproject = '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.12"\ndependencies = ["opencv-python==4.9.0.80", "numpy==1.24.4"]\n'
+    result = run(tmp_path / "p", {"pyproject.toml": pyproject}, "--resolve", "--output-format", "json")
+    assert {(f["code"], f["severity"]) for f in json.loads(result.stdout)} == {("CF016", "error")}
 
 
 def test_each_extra_is_asked_with_the_python_the_file_admits(tmp_path, fake_uv):

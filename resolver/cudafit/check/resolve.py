@@ -46,6 +46,9 @@ UV_PLATFORMS = {
 }
 MACOS = "14.0"
 PREFERRED = ("3.12", "3.13", "3.11", "3.10")
+# A file that names no Python is for the one its user runs: where the one asked finds no solution,
+# these are asked in turn, and the first that installs makes it no error (3.9 too: old files).
+ELSEWHERE = (*PREFERRED, "3.9")
 TIMEOUT_S = 180.0
 REFUSED = "refused"
 UNKNOWN = "unknown"
@@ -58,6 +61,7 @@ class Answer(NamedTuple):
     python: str
     state: str
     reason: str = ""
+    installs_on: str = ""  # refused with `python`, but another Python installs it (the file names none)
 
 
 def find_uv(explicit: Optional[str] = None) -> str:
@@ -192,21 +196,28 @@ def resolve_findings(doc: Document, every: list[Environment], matrices: Matrices
     path = Path(doc.path)
     workers = jobs or min(8, 2 * (os.cpu_count() or 2))  # uv waits on the network and its cache more than on a CPU
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        answers = list(pool.map(lambda e: ask(uv, path, e, python_for(doc, matrices, e)), asked))
+        answers = list(pool.map(lambda e: _answer(doc, matrices, uv, path, e), asked))
     from cudafit.check.rules import BY_CODE
 
-    by_reason: dict[tuple[str, str], list[Environment]] = {}
+    by_reason: dict[tuple[str, str, str], list[Environment]] = {}
     for answer in answers:
         if answer.state != "ok":
-            by_reason.setdefault((answer.state, answer.reason), []).append(answer.env)
+            by_reason.setdefault((answer.state, answer.reason, answer.installs_on), []).append(answer.env)
     out: list[Finding] = []
     unknown: list[Environment] = []
-    for (state, reason), envs in by_reason.items():
+    for (state, reason, installs_on), envs in by_reason.items():
         if state == UNKNOWN:
             unknown += envs
             continue
         span = _span(doc, reason)
         where = describe(envs, every)
+        if installs_on:
+            python = next(a.python for a in answers if a.env in envs)
+            message = f"uv finds no solution with Python {python} and does with Python {installs_on} (the file names no Python): {reason}"
+            keys = tuple(sorted({e.key() for e in envs})) if where else ()
+            said = f"on {where}: {message}" if where else message
+            out.append(Finding(span.path, span.line, span.col, "CF013", said, BY_CODE["CF013"].severity, "", None, where, keys))
+            continue
         message = f"uv finds no solution: {reason}"
         keys = tuple(sorted({e.key() for e in envs})) if where else ()
         out.append(
@@ -230,6 +241,20 @@ def resolve_findings(doc: Document, every: list[Environment], matrices: Matrices
         keys = tuple(sorted({e.key() for e in unknown})) if where else ()
         out.append(Finding(doc.path, 1, 1, "CF013", message, BY_CODE["CF013"].severity, "", None, where, keys))
     return out
+
+
+def _answer(doc: Document, matrices: Matrices, uv: str, path: Path, env: Environment) -> Answer:
+    """uv's answer for one environment; for a file that names no Python, a refusal stands only where
+    no other Python (ELSEWHERE, as requires-python admits) installs it either."""
+    python = python_for(doc, matrices, env)
+    answer = ask(uv, path, env, python)
+    if answer.state != REFUSED or env.python is not None:
+        return answer
+    allowed = [py for py in ELSEWHERE if py != python and (not doc.requires_python or py in admitted(doc.requires_python))]
+    for other in allowed:
+        if ask(uv, path, env, other).state == "ok":
+            return answer._replace(installs_on=other)
+    return answer
 
 
 def _fix(reason: str) -> str:
