@@ -87,6 +87,20 @@ def test_flash_attn_without_an_asset_for_the_torch_compiles_with_the_images_nvcc
     assert "CF019" not in check(tmp_path, isolated)[1]
 
 
+@pytest.mark.parametrize("mirror, fires", [
+    ("docker.1ms.run/", True),  # a registry mirror of Docker Hub (kvcache-ai/ktransformers' Dockerfile pulls through one)
+    ("docker.io/", True),
+    ("localhost:5000/", True),
+    ("nvcr.io/", True),
+    ("ghcr.io/someone/", False),  # another repository of that name: not NVIDIA's image
+])
+def test_a_hub_image_pulled_through_a_mirror_is_the_hubs(tmp_path: Path, mirror: str, fires: bool):
+    text = f"FROM {mirror}nvidia/cuda:12.8.1-devel-ubuntu24.04\n"
+    text += "RUN pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118\n"
+    text += "RUN pip install flash-attn==2.8.3 --no-build-isolation\n"
+    assert ("CF019" in codes(check(tmp_path, text)[1])) == fires
+
+
 def test_a_release_whose_assets_the_data_lacks_is_a_note(tmp_path: Path):
     # 2.8.3.post2's CI matrix was not readable: its assets are unknown, not absent
     text = DEVEL_11 + "RUN pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu128\n"

@@ -33,7 +33,7 @@ def read(path: Path) -> Document:
     lines = text.splitlines()
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode()), env_replace=True)  # never the path: it may write there
     parsed = parser.structure
-    image_of = dict(zip((n for n, item in enumerate(parsed) if item["instruction"] == "FROM"), parser.parent_images, strict=False))
+    image_of = dict(zip((n for n, item in enumerate(parsed) if item["instruction"] == "FROM"), map(_from_hub, parser.parent_images), strict=False))
     # dockerfile-parse reads a heredoc's body lines as instructions of their own (a Python
     # body's `from x import y` as a FROM): they are the RUN's, and are read with it
     bodies = _heredocs(parsed, lines)
@@ -183,6 +183,20 @@ def _running_stages(structure: list[dict]) -> set[int]:
 def _stage_of(structure: list[dict], n: int) -> int:
     """The index of the FROM that begins the stage instruction `n` is in (0 before any)."""
     return max((m for m in range(n + 1) if structure[m]["instruction"] == "FROM"), default=0)
+
+
+# Docker Hub's images the rules read, as a mirror of the hub serves them too (docker.1ms.run/nvidia/cuda:...)
+_HUB = re.compile(r"^(?:docker\.io/)?(?:library/)?(?:nvidia/cuda|pytorch/pytorch|python):")
+
+
+def _from_hub(image: str) -> str:
+    """A Docker Hub image pulled through a registry mirror, as the hub names it: the first part of a
+    reference is a registry host where it has a dot or a port (Docker's own rule), and NVIDIA's
+    registry (nvcr.io) is read as itself."""
+    host, _, rest = image.partition("/")
+    if rest and ("." in host or ":" in host or host == "localhost") and host not in ("nvcr.io", "docker.io") and _HUB.match(rest):
+        return rest
+    return image
 
 
 def _heredocs(structure: list[dict], lines: list[str]) -> dict[int, list[tuple[Optional[str], int, int]]]:
