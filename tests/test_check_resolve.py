@@ -179,6 +179,30 @@ def test_without_resolve_uv_is_never_run(tmp_path, fake_uv):
     assert calls(fake_uv) == []
 
 
+def test_each_file_uv_is_asked_about_is_told_before_it_is_asked(tmp_path, fake_uv, monkeypatch):
+    """A folder takes seconds per file with --resolve: on a terminal the CLI names each one as uv
+    is asked (stderr), and pipes get only the findings."""
+    from cudafit.check.resolve import find_uv
+    from cudafit.check.runner import Settings, check_paths
+    from cudafit.cli import check as cli_check
+    from cudafit.loader import load
+
+    folder = tmp_path / "w"
+    folder.mkdir()
+    for name in ("requirements.txt", "requirements-dev.txt"):
+        (folder / name).write_text("numpy==1.26.4\n")
+    told: list[str] = []
+    check_paths([folder], load(), Settings(resolve=True, uv=find_uv()), (), lambda path: told.append(path.name))
+    assert sorted(told) == ["requirements-dev.txt", "requirements.txt"]
+    told.clear()
+    check_paths([folder], load(), Settings(), (), lambda path: told.append(path.name))
+    assert told == []  # without --resolve nothing is asked
+    said: list[str] = []
+    monkeypatch.setattr(cli_check.click, "echo", lambda text, err=False, **_kw: said.append(text) if err else None)
+    cli_check._asking(folder / "requirements.txt")
+    assert said == [f"cudafit: asking uv about {folder / 'requirements.txt'}"]
+
+
 def test_uvs_reason_in_one_line_the_same_on_every_platform():
     aarch64 = "error: No solution found when resolving dependencies\n  cause: Because bitsandbytes==0.45.0 has no wheels with a matching platform tag (e.g., `manylinux_2_34_aarch64`) and you require bitsandbytes==0.45.0, we can conclude that your requirements are unsatisfiable.\n\n  hint: Wheels are available for `bitsandbytes` (v0.45.0) on the following platforms: `manylinux_2_24_x86_64`, `win_amd64`\n"
     macos = aarch64.replace("manylinux_2_34_aarch64", "macosx_14_0_arm64")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from cudafit.check.environments import environments
 from cudafit.check.evaluate import check_document, file_environments
@@ -147,7 +147,11 @@ def suppressed(finding: Finding, doc: Document) -> bool:
     return codes is None or finding.code in {c.strip().upper() for c in codes.split(",")}
 
 
-def check_paths(paths: list[Path], matrices: Matrices, settings: Settings, targets: tuple[Target, ...]) -> Report:
+def check_paths(
+    paths: list[Path], matrices: Matrices, settings: Settings, targets: tuple[Target, ...], asking: Optional[Callable[[Path], None]] = None
+) -> Report:
+    """Every file `paths` names or holds, checked; `asking` is told of each file before uv is asked
+    about it (--resolve takes seconds per file: the CLI says where it is)."""
     findings: dict[tuple, Finding] = {}
     errors: list[str] = []
     files = 0
@@ -168,6 +172,8 @@ def check_paths(paths: list[Path], matrices: Matrices, settings: Settings, targe
 
             # a file without a GPU pin is still asked: on every platform, in each of its selections
             every = file_environments(doc, matrices) or environments(doc)
+            if asking is not None:
+                asking(path)
             found_here += resolve_findings(doc, every, matrices, settings.uv, held(found_here, every))
         for found in found_here:
             if settings.wants(found.code) and not suppressed(found, doc):

@@ -3,6 +3,7 @@ environment.yml. Offline: it reads files and cudafit's data, nothing else; --res
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -97,7 +98,9 @@ def check(
             or "the described machine"
         )
         targets = (*targets, Target(name, build_machine(described, matrices)))
-    report = check_paths(list(paths) or [Path(".")], matrices, settings, targets)
+    # uv takes seconds per file: on a terminal, say which file it is asked about
+    asking = _asking if settings.resolve and sys.stderr.isatty() else None
+    report = check_paths(list(paths) or [Path(".")], matrices, settings, targets, asking)
     findings = report.findings
     if fix or show_diff:
         from cudafit.check.fix import apply
@@ -156,3 +159,7 @@ def _codes(text: Optional[str], option: str) -> list[str]:
     if unknown:
         raise click.BadParameter(f"unknown rule code {', '.join(unknown)} (see --list-rules)", param_hint=option)
     return codes
+
+
+def _asking(path: Path) -> None:
+    click.echo(f"cudafit: asking uv about {path}", err=True)
