@@ -116,11 +116,19 @@ DISTRIBUTIONS = (
     "mujoco",
     # pure-Python kernel libraries whose own requirements decide where they install
     "liger-kernel",
+    # pure-Python libraries built on jax, whose jax floor decides which jax a jax[cudaXX] beside
+    # them gets (pip and uv fall back to an old jax without the plugin where it has no wheel)
+    "orbax-checkpoint",
+    "flax",
+    "optax",
 )
 # Distributions whose Requires-Dist is read too (one wheel's METADATA per release, through range
 # requests): the lines that name another distribution above, which every install gets (no extra).
 # liger-kernel requires triton, which PyPI has for Linux only, so it does not install on Windows.
-REQUIRES_OF = ("liger-kernel",)
+# Lines naming a framework whose releases the data holds (jax) are kept too: orbax-checkpoint
+# 0.11.22 requires jax>=0.5.0, so a jax[cuda12] beside it gets a plugin of 0.5.0 or newer.
+REQUIRES_OF = ("liger-kernel", "orbax-checkpoint", "flax", "optax")
+FRAMEWORKS_REQUIRED = ("jax",)
 
 
 def release_facts(files: list[dict[str, Any]]) -> dict[str, Any]:
@@ -140,12 +148,13 @@ def _requires(item: dict[str, Any]) -> SpecifierSet:
 
 def listed_requirements(session: requests.Session, base: str, files: list[dict[str, Any]]) -> list[str]:
     """The Requires-Dist lines of a release (its first wheel's METADATA) that every install gets and
-    that name a distribution of DISTRIBUTIONS, as written."""
+    that name a distribution of DISTRIBUTIONS or FRAMEWORKS_REQUIRED, as written."""
     wheel = next((f for f in files if f["filename"].endswith(".whl")), None)
     if wheel is None:
         return []
-    message = email.parser.Parser().parsestr(metadata_text(open_wheel(session, base, wheel)))
-    listed = {canonicalize_name(n) for n in DISTRIBUTIONS}
+    with open_wheel(session, base, wheel) as zf:
+        message = email.parser.Parser().parsestr(metadata_text(zf))
+    listed = {canonicalize_name(n) for n in (*DISTRIBUTIONS, *FRAMEWORKS_REQUIRED)}
     out = []
     for text in message.get_all("Requires-Dist") or []:
         wanted = Requirement(text)

@@ -76,6 +76,16 @@ def test_an_environment_uv_refuses_is_cf016_with_uvs_reason_where_the_pin_is_wri
     assert pythons == ["3.12", "3.13", "3.11", "3.10", "3.9"] and len(asked) == 3 + len(pythons)
 
 
+def test_a_file_whose_requires_python_admits_the_python_asked_is_not_asked_of_others(tmp_path, fake_uv):
+    """requires-python names the Pythons the project claims: a refusal on one of them stands (CF016)."""
+    text = '[project]\nname = "a"\nversion = "1"\nrequires-python = ">=3.10"\ndependencies = ["opencv-python==4.9.0.80", "numpy==1.24.4"]\n'
+    result = run(tmp_path, {"pyproject.toml": text}, "--resolve", "--output-format", "json")
+    said = sorted((f["code"], f["environments"]) for f in json.loads(result.stdout) if f["code"] in ("CF016", "CF013"))
+    assert said == [("CF013", "windows-x86_64"), ("CF016", "linux-aarch64")]
+    asked = [c for c in calls(fake_uv) if "aarch64-manylinux_2_34" in c["args"]]
+    assert [c["args"][c["args"].index("--python-version") + 1] for c in asked] == ["3.12"]
+
+
 # What uv says of HunyuanVideo's pins by Python: opencv-python 4.9.0.80 asks numpy>=1.26 on 3.12
 # only, so Python 3.11 installs the file (uv 0.13.9, tests/corpus/uv_verdicts.json `other_pythons`).
 BY_PYTHON_UV = """\

@@ -100,14 +100,18 @@ def classify() -> dict[str, list[tuple[str, Finding, str]]]:
         for f in found:
             if f.severity != "error":
                 continue
-            if Path(f.path).resolve() != (CORPUS / local).resolve():
-                continue  # an included file's finding: judged with that file
+            if Path(f.path).resolve() != (CORPUS / local).resolve() and f.code != "CF012":
+                continue  # an included file's finding: judged with that file (a loop is found where it closes)
             # An error claims every environment it names (all of the file's where it names none):
             # uv must fail in each of them that it can tell.
             mine = [("ok" if _elsewhere(local, key) and _claims_every_python(f, key) else v) for key, v in verdicts.items() if _matches(f, key)]
             told = [v for v in mine if v in _FAILS or v == "ok"]
             if f.code in ("CF007", "CF010") or (f.code == "CF005" and _UV_BLIND.search(f.message)):
                 out["confirmed"].append((local, f, "data"))
+            elif f.code == "CF012":
+                # an include loop is pip's refusal (pip 26.3: "recursively references itself"); uv
+                # reads each file once, so its verdict does not speak to it
+                out["confirmed"].append((local, f, "pip"))
             elif told and all(v in _FAILS for v in told):
                 out["confirmed"].append((local, f, "uv"))
             elif told:

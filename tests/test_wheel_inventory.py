@@ -43,8 +43,10 @@ def files(version: str) -> list[dict]:
 
 
 def serve(version: str):
-    blob = WHEELS[version]
+    return ranged(WHEELS[version])
 
+
+def ranged(blob: bytes):
     def callback(request):
         match = re.fullmatch(r"bytes=(\d+)-(\d+)", request.headers.get("Range") or "")
         if match is None:
@@ -83,6 +85,25 @@ def test_the_written_file_reads_back_with_its_requirements(pypi, tmp_path):
     newest, oldest = read_back["liger-kernel"]
     assert (str(newest.version), newest.sdist, newest.requires) == ("0.5.2", True, ("torch>=2.1.2", "triton>=2.3.1"))
     assert oldest.requires == ("torch>=2.1.2", "triton>=2.3.0")
+
+
+def test_a_framework_the_data_holds_is_kept_from_a_library_s_requirements():
+    """orbax-checkpoint 0.11.22 asks jax>=0.5.0 among lines of packages the data does not list
+    (part of its METADATA on PyPI): the jax line is kept, as it floors a jax[cuda12] beside it."""
+    metadata = "Metadata-Version: 2.1\nName: orbax-checkpoint\nVersion: 0.11.22\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in ["absl-py", "jax>=0.5.0", "numpy", 'pytest; extra == "testing"']
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("orbax_checkpoint-0.11.22.dist-info/METADATA", metadata)
+    blob = buffer.getvalue()
+    name = "orbax_checkpoint-0.11.22-py3-none-any.whl"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add_callback(responses.GET, f"https://pypi.org/packages/cd/{name}", callback=ranged(blob))
+        listed = wheel_inventory.listed_requirements(
+            requests.Session(), "https://pypi.org/pypi/orbax-checkpoint/json", [{"filename": name, "url": f"../../packages/cd/{name}", "size": len(blob)}]
+        )
+    assert listed == ["jax>=0.5.0"]
 
 
 @pytest.mark.parametrize("requires, wrong", [

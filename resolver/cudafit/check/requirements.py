@@ -70,7 +70,11 @@ def _option(text: str) -> tuple[str, Optional[str]]:
 
 def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ...]]] = None) -> Document:
     """The document of one requirements file, with everything its includes bring."""
-    seen: set[Path] = set()
+    # A cycle is a file included again inside its own include chain; a file two others include (a
+    # diamond: lint.txt includes requirements.txt and test.txt, which includes requirements.txt
+    # too) is read once, as pip reads it again for the same pins.
+    reading: list[Path] = []
+    read_as: set[tuple[Path, bool]] = set()
     all_lines: dict[str, tuple[str, ...]] = {} if lines is None else lines
     found_pins: list[Pin] = []
     indexes: list[IndexRef] = []
@@ -79,7 +83,8 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
 
     def visit(file: Path, chain: str, constraint: bool, text: str) -> None:
         nonlocal no_index
-        seen.add(file.resolve())
+        reading.append(file.resolve())
+        read_as.add((file.resolve(), constraint))
         all_lines[str(file)] = tuple(text.splitlines())
         for logical in logical_lines(text):
             span = Span(str(file), logical.line, logical.col, logical.text)
@@ -95,14 +100,20 @@ def read(path: Path, *, group: str = "", lines: Optional[dict[str, tuple[str, ..
                 indexes.append(found)
             elif isinstance(found, Problem):
                 problems.append(found)
+        reading.pop()
 
     def include(parent: Path, value: Optional[str], span: Span, chain: str, constraint: bool) -> None:
         if not value:
             problems.append(Problem(MISSING_INCLUDE, "an include option without a file name", span))
             return
         target = (parent.parent / value) if not Path(value).is_absolute() else Path(value)
-        if target.resolve() in seen:
-            problems.append(Problem(INCLUDE_CYCLE, f"includes {value}, which is already being read: pip would loop forever", span))
+        if target.resolve() in reading:
+            # pip 26.3 stops ("recursively references itself"), pip before 24.3 recursed until it
+            # crashed; uv reads each file once and installs, so this is pip's error, said as such
+            said = f"includes {value}, a file this chain of includes is already reading: pip refuses the loop (older pips crash; uv reads each file once)"
+            problems.append(Problem(INCLUDE_CYCLE, said, span))
+            return
+        if (target.resolve(), constraint) in read_as:
             return
         try:
             text = read_text(target)

@@ -245,13 +245,13 @@ def resolve_findings(doc: Document, every: list[Environment], matrices: Matrices
 
 def _answer(doc: Document, matrices: Matrices, uv: str, path: Path, env: Environment) -> Answer:
     """uv's answer for one environment; for a file that names no Python, a refusal stands only where
-    no other Python (ELSEWHERE, as requires-python admits) installs it either."""
+    no other Python (ELSEWHERE) installs it either. A file whose requires-python names its Pythons
+    claims each of them: a refusal on one it admits stands."""
     python = python_for(doc, matrices, env)
     answer = ask(uv, path, env, python)
-    if answer.state != REFUSED or env.python is not None:
+    if answer.state != REFUSED or env.python is not None or doc.requires_python:
         return answer
-    allowed = [py for py in ELSEWHERE if py != python and (not doc.requires_python or py in admitted(doc.requires_python))]
-    for other in allowed:
+    for other in (py for py in ELSEWHERE if py != python):
         if ask(uv, path, env, other).state == "ok":
             return answer._replace(installs_on=other)
     return answer

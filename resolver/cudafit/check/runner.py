@@ -168,11 +168,11 @@ def check_paths(
         found_here = check_document(doc, matrices, targets)
         if settings.resolve and settings.uv:
             # imported here: a check without --resolve starts no thread pool and no subprocess module
-            from cudafit.check.resolve import held, resolve_findings
+            from cudafit.check.resolve import KINDS, held, resolve_findings
 
             # a file without a GPU pin is still asked: on every platform, in each of its selections
             every = file_environments(doc, matrices) or environments(doc)
-            if asking is not None:
+            if asking is not None and doc.kind in KINDS:
                 asking(path)
             found_here += resolve_findings(doc, every, matrices, settings.uv, held(found_here, every))
         for found in found_here:

@@ -138,11 +138,11 @@ def no_wheel(doc: Document, found: list[Gap], matrices: Matrices, env: Environme
             continue  # the project does not install it there
         if gap.gone:
             every = matrices.wheel_files.get(pin.name, ()) if pin.files is None else ()
-            out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, every, env.platform), [env]))
+            out.append(Missing(pin.span, _platform_message(pin, releases), _platform_fix(pin, releases, every, env.platform), [env]))
         else:
             versions = ", ".join(py for py in missing if py is not None)
             where = [Environment(env.platform, py, env.selection) for py in missing if py is not None]
-            out.append(Missing(pin.span, _python_message(pin, releases, env.platform, versions, doc.requires_python), _python_fix(pin, doc, versions), where))
+            out.append(Missing(pin.span, _python_message(pin, releases, env.platform, versions, doc), _python_fix(pin, doc, versions), where))
     return out
 
 
@@ -172,7 +172,7 @@ def _platform_said(pin: Pin, releases: tuple[WheelFiles, ...]) -> str:
     return f"{_what(pin, releases)} has a wheel for this platform (theirs: {_platforms(releases)}) {tail}"
 
 
-def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, versions: str, requires_python: str) -> str:
+def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, versions: str, doc: Document) -> str:
     from cudafit.frameworks.base import python_range
 
     has = python_range(frozenset().union(*(r.pythons(platform) for r in releases)))
@@ -180,14 +180,24 @@ def _python_message(pin: Pin, releases: tuple[WheelFiles, ...], platform: str, v
         said = f"{_what(pin, releases)} has no wheel for Python {versions} (its wheels: Python {has})"
     else:
         said = f"{_what(pin, releases)} has a wheel for Python {versions} (theirs: Python {has})"
-    if requires_python:
-        said += f", which requires-python '{requires_python}' admits"
-    return said
+    if doc.requires_python:
+        said += f", {_whose_python(doc)}"
+    return f"{pin.required_by} installs {pin.name}; {said}" if pin.required_by else said
 
 
-def _platform_fix(pin: Pin, every: tuple[WheelFiles, ...], platform: str) -> str:
+def _whose_python(doc: Document) -> str:
+    """Where the file's Pythons come from, in its own terms."""
+    if doc.kind == "dockerfile":
+        return "the image's Python"
+    if doc.kind == "requirements":  # cudafit's own output, which names the Python it was written for
+        return "the Python the file was generated for"
+    return f"which requires-python '{doc.requires_python}' admits"
+
+
+def _platform_fix(pin: Pin, releases: tuple[WheelFiles, ...], every: tuple[WheelFiles, ...], platform: str) -> str:
     if pin.required_by:
-        where = ", ".join(sorted({p for r in every for p in r.wheels}))
+        # the platforms of the releases the line admits: an older release's wheels do not help it
+        where = ", ".join(sorted({p for r in releases for p in r.wheels}))
         return f"limit '{pin.span.text}' with an environment marker to the platforms {pin.name} has wheels for ({where})"
     if pin.files is not None:
         return "in the lock's source, limit it with a marker to the platforms it has wheels for, or take a release with a wheel here; then lock again"
@@ -198,9 +208,16 @@ def _platform_fix(pin: Pin, every: tuple[WheelFiles, ...], platform: str) -> str
 
 
 def _python_fix(pin: Pin, doc: Document, versions: str) -> str:
-    limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
     target = f"{pin.name} {pin.version}" if pin.version is not None else f"the releases of {pin.name} it admits"
-    return f"{limit} to the Pythons {target} has wheels for, or allow a release that has wheels for Python {versions}"
+    allow = f"allow a release that has wheels for Python {versions}"
+    if pin.required_by:
+        return f"limit '{pin.span.text}' with a marker to the Pythons {target} has wheels for, or {allow}"
+    if doc.kind == "dockerfile":
+        return f"take an image whose Python {target} has wheels for, or {allow}"
+    if doc.requires_python and doc.kind == "requirements":
+        return f"generate the file again for a Python {target} has wheels for, or {allow}"
+    limit = "narrow requires-python" if doc.requires_python else "limit it with a marker"
+    return f"{limit} to the Pythons {target} has wheels for, or {allow}"
 
 
 def compiled_platforms(doc: Document, matrices: Matrices) -> tuple[str, ...]:
