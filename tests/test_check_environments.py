@@ -380,12 +380,53 @@ def test_conda_versions_compare_padded_with_zeros(tmp_path):
         ('"torch==2.3.1"', '"torch==2.5.1"', ["CF014"]),
         ('"torch"', '"torch==2.5.1"', ["CF014"]),  # the isolated build takes the newest torch
         ('"torch>=2.5,<2.6"', '"torch==2.5.1"', []),
-        ('"torch"', '"torch>=2.4"', ["CF008"]),  # no exact runtime pin: nothing to compare
+        ('"torch"', '"torch>=2.4"', ["CF008"]),  # the runtime may take the build's line: not certain
+        ('"torch"', '"torch>=2.4,<2.6"', ["CF014"]),  # the build's newest line is one the runtime never takes
+        ('"torch==2.4.1"', '"torch>=2.5"', ["CF008", "CF014"]),
+        ('"torch==2.5.1"', '"torch>=2.4,<2.6"', []),  # the runtime can be a 2.5
+        ('"torch==2.5.1+cu124"', '"torch==2.5.1+cu124"', ["CF001"]),  # local tags name the same line
+        ('"torch>=2.4"', '"torch>=2.5"', ["CF008"]),  # both take the newest
     ],
 )
 def test_an_extension_built_against_another_torch_line_is_cf014(tmp_path, build, runtime, expected):
     text = f'[build-system]\nrequires = ["setuptools", {build}]\n[project]\nname = "ext"\ndependencies = [{runtime}]\n'
-    assert codes(tmp_path, {"pyproject.toml": text}) == expected
+    assert codes(tmp_path, {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP}) == expected
+
+
+# How PyTorch extensions are built (state-spaces/mamba's and torch-spyre's setup.py, in this shape)
+TORCH_EXTENSION_SETUP = """
+import torch.utils.cpp_extension as cpp
+from setuptools import setup
+setup(name="ext", ext_modules=[cpp.CUDAExtension("ext._C", ["csrc/ext.cu"])], cmdclass={"build_ext": cpp.BuildExtension})
+"""
+
+
+@pytest.mark.parametrize(
+    "backend, setup_py, fires",
+    [
+        ("setuptools.build_meta", None, False),  # YOLO-World: torch in build requires, pure Python
+        ("setuptools.build_meta", "from setuptools import setup\nimport torch\nsetup(name='ext', version=torch.__version__)\n", False),
+        ("setuptools.build_meta", "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n", True),
+        (None, "from torch.utils import cpp_extension\n", True),  # no backend: setuptools' legacy one
+        ("setuptools.build_meta", "def broken(:\n", False),  # a setup.py Python cannot read says nothing
+        ("hatchling.build", "from torch.utils.cpp_extension import CUDAExtension\n", False),  # hatchling never runs setup.py
+        ("scikit_build_core.build", None, True),  # CMake compiles it
+    ],
+)
+def test_cf014_only_where_the_build_compiles_against_torch(tmp_path, backend, setup_py, fires):
+    """A pure-Python project runs with whatever torch its isolated build brought: CF014 needs the
+    evidence of an extension (torch's cpp_extension in setup.py, a compiling backend, ext-modules)."""
+    said = f'build-backend = "{backend}"\n' if backend else ""
+    files = {"pyproject.toml": f'[build-system]\nrequires = ["setuptools", "torch"]\n{said}[project]\nname = "ext"\ndependencies = ["torch==2.5.1"]\n'}
+    if setup_py is not None:
+        files["setup.py"] = setup_py
+    assert ("CF014" in codes(tmp_path, files)) is fires
+
+
+def test_cf014_names_its_evidence(tmp_path):
+    text = '[build-system]\nrequires = ["setuptools", "torch"]\n[project]\nname = "ext"\ndependencies = ["torch==2.5.1"]\n[tool.setuptools]\next-modules = [{name = "ext._C", sources = ["ext.c"]}]\n'
+    result = check(tmp_path, {"pyproject.toml": text}, "--output-format", "text")
+    assert "pins torch 2.5.1 and [tool.setuptools] ext-modules compiles it" in result.stdout
 
 
 def test_an_extra_naming_the_project_itself_installs_that_extras_pins_too(tmp_path):

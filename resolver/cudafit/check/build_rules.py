@@ -1,46 +1,67 @@
 """The rule on what an isolated build compiles against: `[build-system] requires` bringing a torch of
-another release line than the one the project pins (CF014), whose extension will not load."""
+another release line than the one the project pins (CF014), whose extension will not load. Only a
+project that compiles against torch is judged (check/extension.py reads the evidence)."""
 
 from __future__ import annotations
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.model import BUILD_SYSTEM, Document, Finding
+from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
 from cudafit.check.rules import finding
 from cudafit.records import Matrices, TorchRelease
 
 
 def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
     """An extension compiled in an isolated build links the torch `[build-system] requires` brings
-    (the newest PyPI has that matches, where it names no version). torch's C++ ABI changes with
-    every minor release, so an extension built against one release line does not load in another:
-    an error where the build's torch is of another line than the one the project pins exactly."""
+    (the newest PyPI has that matches). torch's C++ ABI changes with every minor release, so an
+    extension built against one release line does not load in another: an error where no torch the
+    project's own requirement admits is of the build's line (an exact pin of another line, or a
+    range that ends before it). A pure-Python project runs with any build torch: nothing is said."""
     out: list[Finding] = []
+    if not doc.extension or not matrices.torch:
+        return out
     built = [p for p in doc.pins if p.group == BUILD_SYSTEM and p.name == "torch"]
-    pinned = [p for p in doc.pins if p.group == "" and p.name == "torch" and p.version is not None and not p.marker]
-    if len(built) != 1 or len(pinned) != 1 or not matrices.torch:
+    runtime = [p for p in doc.pins if p.group == "" and p.name == "torch" and not p.marker and not p.constraint and not p.override]
+    if len(built) != 1 or len(runtime) != 1:
         return out
-    try:
-        spec, runtime = SpecifierSet(built[0].specifier), Version(pinned[0].version or "")
-    except (InvalidSpecifier, InvalidVersion):
+    known = sorted(r.version for r in matrices.torch if not r.version.is_prerelease)
+    # A release line after the data's newest: PyPI may already have it
+    after = Version(f"{known[-1].major}.{known[-1].minor + 1}.0")
+    build_line, build_after = _lines(built[0], known, after)
+    run_lines, run_after = _lines(runtime[0], known, after)
+    if not build_line or not run_lines:
+        return out  # a release the data does not know: nothing to compare with
+    # The build takes the newest that matches: the newest known line or, where the spec admits
+    # one, a later line; either way the extension loads only where the runtime can be of it.
+    newest = max(build_line)
+    if newest in run_lines or (build_after and run_after):
         return out
-    line = runtime.release[:2]
-    known = [r.version for r in matrices.torch if spec.contains(r.version)]
-    newest = max(known, default=None)
-    if newest is None or line not in {r.version.release[:2] for r in matrices.torch}:
-        return out  # a release line the data does not know: nothing to compare with
-    # The build takes the newest that matches; a newer one on PyPI than the data's newest is of
-    # another line still, so only a newest of the pinned line leaves any doubt (and passes).
-    if newest.release[:2] != line:
-        out.append(
-            finding(
-                "CF014",
-                built[0].span,
-                f"the isolated build compiles against torch {newest.major}.{newest.minor} ('{built[0].span.text}' takes the newest that matches), "
-                f"but the project pins torch {pinned[0].version}: torch's C++ ABI changes between release lines, so the extension will not load",
-                f"require torch=={pinned[0].version} in [build-system] requires, or build with --no-build-isolation "
-                "(uv: [tool.uv] extra-build-dependencies with match-runtime = true)",
-            )
+    exact = runtime[0].version
+    said = f"pins torch {exact}" if exact else f"requires '{runtime[0].span.text}', which admits no torch {newest[0]}.{newest[1]}"
+    out.append(
+        finding(
+            "CF014",
+            built[0].span,
+            f"the isolated build compiles against torch {newest[0]}.{newest[1]} ('{built[0].span.text}' takes the newest that matches), "
+            f"but the project {said} and {doc.extension}: torch's C++ ABI changes between release lines, so the extension will not load",
+            (f"require torch=={exact}" if exact else "bound torch to the release lines the project runs with")
+            + " in [build-system] requires, or build with --no-build-isolation (uv: [tool.uv] extra-build-dependencies with match-runtime = true)",
         )
+    )
     return out
+
+
+def _lines(pin: Pin, known: list[Version], after: Version) -> tuple[set[tuple[int, ...]], bool]:
+    """The known torch release lines a requirement admits, and whether it admits a later one."""
+    if pin.version is not None:  # an exact pin, local tag and all (==2.5.1+cu124 is a 2.5.1)
+        try:
+            line = Version(pin.version).release[:2]
+        except InvalidVersion:
+            return set(), False
+        return ({line} if any(v.release[:2] == line for v in known) else set()), False
+    try:
+        spec = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return set(), False
+    return {v.release[:2] for v in known if spec.contains(v)}, spec.contains(after)

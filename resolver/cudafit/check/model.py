@@ -115,6 +115,8 @@ class Document(NamedTuple):
     builds_here: bool = False  # a Dockerfile builds a package against what it installed (--no-build-isolation)
     # a resolver's output for the one platform it ran on (uv pip compile or pip-compile, not universal)
     compiled_here: bool = False
+    # a pyproject whose build compiles against torch: how, in words (check/extension.py); "" where nothing says so
+    extension: str = ""
 
 
 # Kinds whose pins are one set installed together (a requirements file and its includes; an image)

@@ -34,7 +34,7 @@ RULES = (
     Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
-    Rule("CF014", "build-torch-differs", "error", "[build-system] requires a torch release other than the one the project pins: its extension will not load"),
+    Rule("CF014", "build-torch-differs", "error", "an extension built against another torch line than the project runs with: it will not load"),
     Rule("CF015", "no-wheel-here", "error", "a pin none of whose releases has a wheel (or an sdist) for a platform or Python the file installs on"),
     Rule("CF016", "uv-finds-no-solution", "error", "with --resolve: uv finds no solution for an environment the file describes (its reason quoted)"),
     Rule("CF017", "requirements-contradict", "error", "two requirements of one package (a constraint included) that no version meets together"),
