@@ -243,6 +243,25 @@ def test_what_a_library_brings_is_not_read_as_the_file_s_own_pin(tmp_path):
     assert codes(tmp_path, {"requirements.txt": "liger-kernel==0.5.2; sys_platform == 'linux'\n"}) == []
 
 
+@pytest.mark.parametrize(
+    "index, spec, fires",
+    [
+        ("--extra-index-url https://download.pytorch.org/whl/cu118", "torch", True),  # its newest is 2.7.1: PyPI's 2.15.0 is higher
+        ("--extra-index-url https://download.pytorch.org/whl/cu118", "torch<2.8", False),  # 2.7.1+cu118 ranks above PyPI's 2.7.1
+        ("--extra-index-url https://download.pytorch.org/whl/cu130", "torch", False),  # the index has 2.15.0+cu130
+        ("--index-url https://download.pytorch.org/whl/cu118", "torch", False),  # PyPI is not read
+        ("--extra-index-url https://download.pytorch.org/whl/nightly/cu130", "torch", False),  # builds the data does not know
+    ],
+)
+def test_cf008_with_pytorch_as_an_extra_index_where_pypi_has_the_higher_version(tmp_path, index, spec, fires):
+    """pip takes the highest version from any index: beside the cu118 index (coqui TTS's Dockerfile),
+    an unpinned torch is still PyPI's CUDA 13 build."""
+    result = check(tmp_path, {"requirements.txt": f"{index}\n{spec}\n"}, "--output-format", "text")
+    assert ("CF008" in result.stdout) is fires, result.stdout
+    if fires:
+        assert "installs torch 2.15.0 from PyPI on Linux (pip takes the highest version from any index: the cu118 index's newest is 2.7.1)" in result.stdout
+
+
 def test_a_set_cudafit_wrote_for_one_machine_is_judged_on_that_machine(tmp_path):
     """`resolve --format requirements` writes the set for the machine it resolved, and says so in
     its first line: jax[cuda13] for Linux is no error on macOS, as a uv pip compile output is not."""

@@ -464,3 +464,12 @@ def test_unpinned_torch_names_the_release_the_images_python_gets(tmp_path: Path)
     assert "CF008 'torch' installs torch 2.14.1 from PyPI on Linux, a CUDA 13.0 build" in out, out
     code, out = check(tmp_path, "FROM python:3.12-slim\nRUN pip install torch\n")
     assert "CF008 'torch' installs torch 2.15.0 from PyPI on Linux" in out, out
+
+
+def test_unpinned_torch_beside_an_older_pytorch_extra_index_is_pypi_s_with_pip(tmp_path: Path):
+    # coqui TTS's shape: pip takes PyPI's 2.15.0 over the cu118 index's newest (2.7.1+cu118);
+    # uv's first-index strategy takes the cu118 index's build
+    code, out = check(tmp_path, "FROM python:3.11\nRUN pip install torch torchaudio --extra-index-url https://download.pytorch.org/whl/cu118\n")
+    assert "CF008 'torch' installs torch 2.15.0 from PyPI on Linux (pip takes the highest version from any index" in out, out
+    code, out = check(tmp_path, "FROM python:3.11\nRUN uv pip install --system torch --extra-index-url https://download.pytorch.org/whl/cu118\n")
+    assert "CF008" not in out, out

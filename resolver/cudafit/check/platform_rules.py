@@ -50,8 +50,12 @@ def _platforms_without(pin: Pin, release: TorchRelease) -> list[str]:
 def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list:
     """An unpinned torch that installs a CUDA 13 build from PyPI on Linux, which needs a recent driver (CF008)."""
     out: list[Finding] = []
-    if any(torch_variant(i.url) for i in doc.indexes) or doc.kind in ("uv-lock", "pylock"):
+    variants = [(torch_variant(i.url), i.kind) for i in doc.indexes if torch_variant(i.url)]
+    # A PyTorch index that pip reads only beside PyPI (--extra-index-url) wins only where it has
+    # the highest version: PyPI's CUDA 13 build still comes where that index's newest is older.
+    if any(kind != "extra-index-url" for _variant, kind in variants) or doc.kind in ("uv-lock", "pylock"):
         return out
+    extra = {str(variant) for variant, _kind in variants}
     floor = matrices.compat.get(13)
     pythons = set(admitted(doc.requires_python))
     for pin in doc.pins:
@@ -76,16 +80,34 @@ def unpinned_cuda13(doc: Document, matrices: Matrices, releases: dict[str, Torch
         build = next((b for b in release.builds if b.tag == tag and b.cuda is not None), None) if release is not None and tag else None
         if release is None or build is None or build.cuda is None or build.cuda.major < 13:
             continue
+        besides = ""
+        if extra:
+            served = _newest_served(matrices, spec, pythons, extra)
+            if served is None or served >= release.version:
+                continue  # the index has it too: its +cuXXX ranks above PyPI's equal version
+            besides = f" (pip takes the highest version from any index: the {', '.join(sorted(extra))} index's newest is {served})"
         driver = floor.linux_driver_min if floor is not None else "unknown"
         out.append(
             finding(
                 "CF008",
                 pin.span,
-                f"'{pin.span.text}' installs torch {release.version} from PyPI on Linux, a CUDA {build.cuda} build that needs NVIDIA driver >= {driver}",
+                f"'{pin.span.text}' installs torch {release.version} from PyPI on Linux{besides}, "
+                f"a CUDA {build.cuda} build that needs NVIDIA driver >= {driver}",
                 "pin the release and a CUDA variant your drivers run (see `cudafit resolve --driver ...`), with its PyTorch index",
             )
         )
     return out
+
+
+def _newest_served(matrices: Matrices, spec: SpecifierSet, pythons: set[str], variants: set[str]) -> Optional[Version]:
+    """The newest release the spec admits that one of these PyTorch index variants has for
+    Linux x86_64 and a Python the file admits; None where the data knows none (a variant it lacks)."""
+    for release in matrices.torch:  # newest first
+        if not spec.contains(release.version) or (pythons and not pythons & set(release.pythons("linux-x86_64"))):
+            continue
+        if any(b.tag in variants and "linux-x86_64" in b.platforms for b in release.builds):
+            return release.version
+    return None
 
 
 def _parses(text: str) -> bool:
