@@ -423,6 +423,21 @@ def test_cf014_only_where_the_build_compiles_against_torch(tmp_path, backend, se
     assert ("CF014" in codes(tmp_path, files)) is fires
 
 
+@pytest.mark.parametrize(
+    "uv",
+    [
+        '[tool.uv]\nno-build-isolation-package = ["Ext"]\n',
+        "[tool.uv]\nno-build-isolation = true\n",
+        '[tool.uv.extra-build-dependencies]\next = [{ requirement = "torch", match-runtime = true }]\n',
+    ],
+)
+def test_cf014_leaves_a_project_uv_builds_against_its_runtime_torch(tmp_path, uv):
+    text = '[build-system]\nrequires = ["setuptools", "torch"]\n[project]\nname = "ext"\ndependencies = ["torch==2.5.1"]\n' + uv
+    assert "CF014" not in codes(tmp_path, {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP})
+    other = text.replace('"Ext"', '"other"').replace("ext = [", "other = [").replace("no-build-isolation = true", "no-build-isolation = false")
+    assert "CF014" in codes(tmp_path / "b", {"pyproject.toml": other, "setup.py": TORCH_EXTENSION_SETUP})
+
+
 def test_cf014_names_its_evidence(tmp_path):
     text = '[build-system]\nrequires = ["setuptools", "torch"]\n[project]\nname = "ext"\ndependencies = ["torch==2.5.1"]\n[tool.setuptools]\next-modules = [{name = "ext._C", sources = ["ext.c"]}]\n'
     result = check(tmp_path, {"pyproject.toml": text}, "--output-format", "text")

@@ -4,13 +4,17 @@ Only a compiled extension links torch's C++ ABI; a pure-Python package that list
 build requirements (YOLO-World does) builds and runs with any torch, so what its isolated build
 installs never matters. The evidence read here: a build backend that exists to compile (CMake,
 Meson), setuptools' `ext-modules` in pyproject.toml, or a setup.py beside it that uses torch's
-`cpp_extension` (the way PyTorch extensions are built), read with Python's own parser."""
+`cpp_extension` (the way PyTorch extensions are built), read with Python's own parser. uv can be
+told to build against the runtime's torch instead (`built_beside_runtime`)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 # Backends that compile the project with a native build system (their module's first component).
 COMPILING_BACKENDS = frozenset({"scikit_build_core", "mesonpy", "py_build_cmake", "cmake_build_extension"})
@@ -20,6 +24,38 @@ TORCH_BUILDERS = frozenset({"cpp_extension", "CppExtension", "CUDAExtension", "B
 
 # A setup.py larger than this is not read (real ones are a few KB; memory stays bounded).
 MAX_SETUP_BYTES = 1024 * 1024
+
+
+def built_beside_runtime(data: dict[str, Any]) -> bool:
+    """uv told to build the project against the torch it runs with: without build isolation, or
+    with torch as an extra build dependency that matches the runtime's (`match-runtime`)."""
+    tool = data.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    project = data.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    if not isinstance(uv, dict) or not isinstance(name, str):
+        return False
+    own = canonicalize_name(name)
+    if uv.get("no-build-isolation") is True:
+        return True
+    isolated = uv.get("no-build-isolation-package")
+    if isinstance(isolated, list) and any(isinstance(n, str) and canonicalize_name(n) == own for n in isolated):
+        return True
+    extra = uv.get("extra-build-dependencies")
+    for package, requirements in extra.items() if isinstance(extra, dict) else ():
+        if canonicalize_name(package) != own or not isinstance(requirements, list):
+            continue
+        for item in requirements:
+            if isinstance(item, dict) and item.get("match-runtime") is True and _names_torch(item.get("requirement")):
+                return True
+    return False
+
+
+def _names_torch(requirement: Any) -> bool:
+    try:
+        return isinstance(requirement, str) and canonicalize_name(Requirement(requirement).name) == "torch"
+    except InvalidRequirement:
+        return False
 
 
 def compiled_by(path: Path, data: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from cudafit.check import pins
-from cudafit.check.extension import compiled_by
+from cudafit.check.extension import built_beside_runtime, compiled_by
 from cudafit.check.model import BUILD_SYSTEM, Document, IndexRef, Pin, Problem, Route, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.source import read_text
@@ -205,7 +205,7 @@ def read(path: Path) -> Document:
         problems=tuple(problems),
         lines={str(path): tuple(where.lines)},
         requires_python=requires_python if isinstance(requires_python, str) else "",
-        extension=compiled_by(path, data),
+        extension="" if built_beside_runtime(data) else compiled_by(path, data),
     )
 
 
