@@ -81,7 +81,7 @@ def _setup_uses_torch_builder(setup: Path) -> bool:
         if not setup.is_file() or setup.stat().st_size > MAX_SETUP_BYTES:
             return False
         tree = ast.parse(setup.read_bytes(), filename=str(setup))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False  # a setup.py that cannot be read says nothing either way
     for node in ast.walk(tree):
         if isinstance(node, ast.alias) and (node.name in TORCH_BUILDERS or node.name.endswith(".cpp_extension")):

@@ -205,8 +205,16 @@ def read(path: Path) -> Document:
         problems=tuple(problems),
         lines={str(path): tuple(where.lines)},
         requires_python=requires_python if isinstance(requires_python, str) else "",
-        extension="" if built_beside_runtime(data) else compiled_by(path, data),
+        extension=_extension(path, data, found),
     )
+
+
+def _extension(path: Path, data: dict[str, Any], found: list[Pin]) -> str:
+    """How the project compiles against the torch its build requires (CF014's evidence); a
+    setup.py is read only where the build asks for torch."""
+    if not any(p.group == BUILD_SYSTEM and p.name == "torch" for p in found) or built_beside_runtime(data):
+        return ""
+    return compiled_by(path, data)
 
 
 def _overridden(found: list[Pin]) -> list[Pin]:
