@@ -125,6 +125,132 @@ def test_the_images_python_decides_whether_an_asset_exists(tmp_path: Path):
     assert said.code == "CF019" and said.severity == "error"
 
 
+# --- CF019: a Dockerfile's own compile (a setup script, a project built without isolation) -----
+
+APEX = "RUN git clone https://github.com/NVIDIA/apex && cd apex && python3 setup.py install --cpp_ext --cuda_ext\n"
+MISTRAL = "FROM --platform=amd64 nvcr.io/nvidia/cuda:11.8.0-devel-ubuntu22.04 as base\nRUN apt update && apt install -y python3-pip git\n"
+
+
+def test_apex_compiled_against_pypis_torch_of_another_cuda_major(tmp_path: Path):
+    # mistral-inference's deploy/Dockerfile of December 2023 (issues 54 and 76 of that repository)
+    text = MISTRAL + 'RUN pip3 install "torch==2.1.0"\n' + APEX
+    code, out = check(tmp_path, text)
+    assert code == 1 and "Dockerfile:4:" in out and "CF019 `python3 setup.py install --cpp_ext --cuda_ext` compiles CUDA code" in out, out
+    assert "(apex's --cuda_ext builds its CUDA kernels), with the image's nvcc, CUDA 11.8 (nvcr.io/nvidia/cuda:11.8.0-devel-ubuntu22.04)" in out
+    assert "that torch is torch==2.1.0 from PyPI, a CUDA 12.1 build" in out and "on linux-x86_64" not in out  # the image is amd64 only
+    # the fix the project made minutes later: PyPI's 2.0.0 is a CUDA 11.7 build
+    assert "CF019" not in check(tmp_path, text.replace("torch==2.1.0", "torch==2.0.0"))[1]
+    assert "CF019" not in check(tmp_path, text.replace('"torch==2.1.0"', f"torch==2.1.0 --index-url {CU118}"))[1]
+    assert "CF019" not in check(tmp_path, text.replace("11.8.0-devel", "12.1.0-devel"))[1]
+    # a runtime image has no nvcc; a torch installed after the compile is not what it compiled against
+    assert "CF019" not in check(tmp_path, text.replace("11.8.0-devel", "11.8.0-runtime"))[1]
+    assert "CF019" not in check(tmp_path, MISTRAL + APEX + 'RUN pip3 install "torch==2.1.0"\n')[1]
+
+
+def test_one_run_line_installs_and_compiles_in_order(tmp_path: Path):
+    before = MISTRAL + "RUN pip3 install torch==2.1.0 && cd apex && python3 setup.py install --cuda_ext\n"
+    assert "CF019" in codes(check(tmp_path, before)[1])
+    after = MISTRAL + "RUN cd apex && python3 setup.py install --cuda_ext && pip3 install torch==2.1.0\n"
+    assert "CF019" not in codes(check(tmp_path, after)[1])
+
+
+BUILDER = """FROM nvidia/cuda:12.1.0-devel-ubuntu22.04 as builder
+RUN git clone --depth=1 https://github.com/oobabooga/GPTQ-for-LLaMa /build
+WORKDIR /build
+RUN python3 -m venv /build/venv && . /build/venv/bin/activate && \\
+    pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu118 && \\
+    pip3 install -r requirements.txt
+ARG TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-7.0;7.5;8.0;8.6+PTX}"
+RUN . /build/venv/bin/activate && \\
+    python3 setup_cuda.py bdist_wheel -d .
+
+FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04
+COPY --from=builder /build /app/repositories/GPTQ-for-LLaMa
+RUN pip3 install torch --index-url https://download.pytorch.org/whl/cu118 && pip3 install /app/repositories/GPTQ-for-LLaMa/*.whl
+"""
+
+
+def test_a_builder_stage_compiles_with_its_own_images_nvcc(tmp_path: Path):
+    # text-generation-webui's docker/Dockerfile of October 2023: the image that runs has no nvcc
+    code, out = check(tmp_path, BUILDER)
+    assert code == 1 and "Dockerfile:9:5: CF019 `python3 setup_cuda.py bdist_wheel -d .` compiles CUDA code" in out, out
+    assert "(TORCH_CUDA_ARCH_LIST is set for it, which only a CUDA extension build reads)" in out and "CUDA 12.1 (nvidia/cuda:12.1.0-devel-ubuntu22.04)" in out
+    assert "that torch is torch from https://download.pytorch.org/whl/cu118, a CUDA 11.8 build" in out
+    assert "CF019" not in check(tmp_path, BUILDER.replace("whl/cu118", "whl/cu121"))[1]  # the fix the project made that day
+    # nothing says the script compiles CUDA code for torch: no claim
+    assert "CF019" not in check(tmp_path, BUILDER.replace("ARG TORCH_CUDA_ARCH_LIST", "ARG OTHER"))[1]
+
+
+def test_a_stage_built_from_a_named_stage_holds_its_torch(tmp_path: Path):
+    text = 'FROM nvidia/cuda:11.8.0-devel-ubuntu22.04 AS env_base\nRUN pip3 install "torch==2.1.0"\n'
+    text += "FROM env_base AS app_base\nARG TORCH_CUDA_ARCH_LIST=8.6\nRUN cd /app/gptq && python3 setup_cuda.py install\n"
+    text += "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nCOPY --from=app_base /venv /venv\n"
+    code, out = check(tmp_path, text)
+    assert code == 1 and "Dockerfile:5:" in out and "CF019" in out, out
+    # on both architectures, PyPI's 2.1.0 is a CUDA build on x86_64 only: the error names it
+    assert "that torch on linux-x86_64 is torch==2.1.0 from PyPI" in out
+
+
+@pytest.mark.parametrize("run, fires", [
+    ("FORCE_CUDA=1 pip install --no-build-isolation -e .", True),
+    ("FORCE_CUDA=0 pip install --no-build-isolation -e .", False),
+    ("export TORCH_CUDA_ARCH_LIST=8.0 && pip install --no-build-isolation .", True),
+    ("TORCH_CUDA_ARCH_LIST=8.0 pip install .", False),  # isolated: the build gets a torch of its own
+    ("TORCH_CUDA_ARCH_LIST=8.0 pip install --no-build-isolation ./dist/x-1.0-cp310-cp310-linux_x86_64.whl", False),  # a wheel compiles nothing
+    ("python3 setup.py install", False),  # nothing says it is CUDA code
+    ("TORCH_CUDA_ARCH_LIST=8.0 python3 setup.py develop", True),
+    ("TORCH_CUDA_ARCH_LIST=8.0 python3 setup.py sdist", False),  # no compile
+])
+def test_what_says_a_build_compiles_cuda_code(tmp_path: Path, run: str, fires: bool):
+    text = MISTRAL + "RUN pip3 install torch==2.1.0\nWORKDIR /src/ext\nRUN " + run + "\n"
+    assert ("CF019" in codes(check(tmp_path, text)[1])) == fires
+
+
+def test_flash_attention_built_as_a_wheel_may_download_its_release_asset(tmp_path: Path):
+    clone = MISTRAL + "ENV TORCH_CUDA_ARCH_LIST=8.0\nRUN pip3 install torch==2.1.0\nRUN git clone https://github.com/Dao-AILab/flash-attention && cd flash-attention && "
+    assert "CF019" not in codes(check(tmp_path, clone + "pip install --no-build-isolation .\n")[1])
+    assert "CF019" in codes(check(tmp_path, clone + "FLASH_ATTENTION_FORCE_BUILD=TRUE pip install --no-build-isolation .\n")[1])
+    assert "CF019" in codes(check(tmp_path, clone + "python setup.py install\n")[1])  # setup.py install compiles: no download there
+
+
+@pytest.mark.parametrize("torch, image, fires", [
+    ('"torch>=2.0.0"', "11.8.0", True),  # every Python's newest release from 2.0 on is a CUDA 12 or 13 build
+    ("torch", "11.8.0", False),  # Python 3.7 takes 1.13.1, a CUDA 11.7 build
+    ("torch", "12.1.0", False),  # Python 3.8 takes 2.4.1, a CUDA 12.1 build
+    ('"torch<2.1"', "11.8.0", False),  # 2.0.1, CUDA 11.7
+    ('"torch>=2.11"', "12.8.1", True),  # CUDA 13 builds, and any later release only moves up
+    ('"torch>=2.11"', "13.0.0", False),
+])
+def test_a_torch_range_is_each_pythons_newest_release(tmp_path: Path, torch: str, image: str, fires: bool):
+    text = MISTRAL.replace("11.8.0", image) + f"RUN pip3 install {torch}\n" + APEX
+    assert ("CF019" in codes(check(tmp_path, text)[1])) == fires
+
+
+def test_an_index_cudafit_cannot_read_leaves_the_torch_unknown(tmp_path: Path):
+    configured = MISTRAL + "COPY pip.conf /etc/pip.conf\nRUN pip3 install torch==2.1.0\n" + APEX
+    assert "CF019" not in codes(check(tmp_path, configured)[1])
+    extra = MISTRAL + f"RUN pip3 install torch==2.1.0 --extra-index-url {CU118}\n" + APEX  # pip takes the highest of both
+    assert "CF019" not in codes(check(tmp_path, extra)[1])
+    computed = MISTRAL + "RUN pip3 install torch==2.1.0 --index-url $(cat /index)\n" + APEX
+    assert "CF019" not in codes(check(tmp_path, computed)[1])
+    for setting in (f"ENV PIP_INDEX_URL={CU118}\n", f"ARG PIP_EXTRA_INDEX_URL={CU118}\n", f"RUN pip config set global.index-url {CU118}\n"):
+        assert "CF019" not in codes(check(tmp_path, MISTRAL + setting + "RUN pip3 install torch==2.1.0\n" + APEX)[1]), setting
+
+
+def test_an_unpinned_torch_over_a_pytorch_image_leaves_its_own(tmp_path: Path):
+    text = "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel\nRUN pip install torch\n" + APEX
+    assert "CF019" not in codes(check(tmp_path, text)[1])
+    pinned = "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel\nRUN pip install torch==2.1.0\n" + APEX
+    assert "CF019" in codes(check(tmp_path, pinned)[1])
+
+
+def test_a_platform_flag_without_an_os_names_the_architecture(tmp_path: Path):
+    for flag, platforms in (("amd64", ("linux-x86_64",)), ("linux/arm64", ("linux-aarch64",)), ("linux/arm64/v8", ("linux-aarch64",))):
+        path = tmp_path / "Dockerfile"
+        path.write_text(f"FROM --platform={flag} nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install torch==2.5.1\n")
+        assert read(path).platforms == platforms
+
+
 # --- shell syntax is not a requirement ----------------------------------------------------------
 
 PY310 = "FROM python:3.10-slim\n"

@@ -108,6 +108,10 @@ def classify() -> dict[str, list[tuple[str, Finding, str]]]:
             told = [v for v in mine if v in _FAILS or v == "ok"]
             if f.code in ("CF007", "CF010") or (f.code == "CF005" and _UV_BLIND.search(f.message)):
                 out["confirmed"].append((local, f, "data"))
+            elif f.code == "CF019":
+                # a compile in an image: the nvcc its tag names against torch's CUDA (the data), which
+                # uv never sees (it installs, it does not build); torch's extension builder refuses it
+                out["confirmed"].append((local, f, "data and torch's cpp_extension"))
             elif f.code == "CF012":
                 # an include loop is pip's refusal (pip 26.3: "recursively references itself"); uv
                 # reads each file once, so its verdict does not speak to it

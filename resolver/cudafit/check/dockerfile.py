@@ -6,7 +6,9 @@ runs (an earlier stage is a build step, read for what it builds in); each instal
 `--index-url` (or an index variable set before the command, or `pip config set` earlier in the
 stage chain) is where its own requirements come from, and `-r`/`-c` files are checked as files of
 their own. A word that names a variable without a value is passed over; one the shell computes
-(`$(...)`) is passed over with a note."""
+(`$(...)`) is passed over with a note. Every stage is also read for the CUDA extensions it compiles
+(a setup script's build, a project's folder installed without isolation): a builder stage compiles
+with its own image's nvcc against the torch its chain installed, which CF019 judges."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Optional
 
 from cudafit.check import pins
-from cudafit.check.model import Document, IndexRef, Pin, Problem, Span
-from cudafit.check.shell_installs import INDEX_VARIABLES, SHELL, Shell, extra_kind, index_entry, installs, simple_commands, split_shell
+from cudafit.check.model import Document, IndexRef, Pin, Problem, SourceBuild, Span
+from cudafit.check.pins import looks_like_path
+from cudafit.check.shell_installs import INDEX_VARIABLES, SHELL, Install, Shell, extra_kind, index_entry, installs, simple_commands, split_shell, steps
 from cudafit.check.source import read_text
 from cudafit.errors import InputError
 
@@ -131,7 +134,129 @@ def read(path: Path) -> Document:
         platforms=_platforms(structure, running, root),
         images=images,
         builds_here=builds_here,
+        source_builds=_source_builds(str(path), lines, structure, contexts, bodies, keep, spans, context_config),
     )
+
+
+# what says a compile is of CUDA code with torch's extension builder: the variables only that
+# builder (and the projects that use it) read, or apex's flag for its CUDA kernels
+_CUDA_BUILD_VARIABLES = ("TORCH_CUDA_ARCH_LIST", "FORCE_CUDA")
+
+
+def _source_builds(
+    path: str,
+    lines: list[str],
+    structure: list[dict],
+    contexts: list,
+    bodies: dict[int, list[tuple[Optional[str], int, int]]],
+    keep: list[int],
+    spans: dict[int, tuple[str, Span]],
+    context_config: str,
+) -> tuple[SourceBuild, ...]:
+    """Each stage's compiles of a torch CUDA extension (a setup script's build, or a project's own
+    folder or repository installed without build isolation), every stage's: a builder stage
+    compiles what the running one copies. Each is told with the torch that the last install naming
+    torch left in its stage's chain; one where the image was given a pip or uv configuration (an
+    index cudafit cannot read) is left out, as is one before any torch install."""
+    parents: dict[int, Optional[int]] = {}
+    names: dict[str, int] = {}
+    for n, item in enumerate(structure):
+        if item["instruction"] == "FROM":
+            words = [w for w in item["value"].split() if not w.startswith("--platform")]
+            parents[n] = names.get(words[0].lower()) if words else None
+            if len(words) >= 3 and words[1].lower() == "as":
+                names[words[2].lower()] = n
+    # per stage: the torch pin of the last install that named it, with that install's extra indexes;
+    # None before any, or where a configuration file names an index that is not read here
+    torch: dict[int, Optional[tuple[Pin, tuple[IndexRef, ...]]]] = {}
+    configured: set[int] = set()  # stages whose later installs read an index from such a file
+    pip_config: dict[int, dict[str, str]] = {}  # what `pip config set` wrote in each stage's chain
+    said: dict[int, str] = {}  # what each stage's chain has run or worked in so far, for the projects it builds
+    out: list[SourceBuild] = []
+    for n, item in enumerate(structure):
+        stage = _stage_of(structure, n)
+        if item["instruction"] == "FROM":
+            up = parents.get(n)
+            torch[n] = torch.get(up) if up is not None else None
+            said[n] = said.get(up, "") if up is not None else ""
+            pip_config[n] = dict(pip_config.get(up, {})) if up is not None else {}
+            if up in configured:
+                configured.add(n)
+            continue
+        said[stage] = said.get(stage, "") + "\n" + item["value"]
+        if _sets_config(item) or (context_config and _copies_context(item)):
+            configured.add(stage)
+        if item["instruction"] != "RUN":
+            continue
+        chain = _chain(parents, stage)
+        root = chain[-1]
+        if root not in spans:
+            continue
+        image, image_span = spans[root]
+        values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
+        shell = Shell(values, pip_config.setdefault(stage, {}))
+        # an index ARG or ENV names (PIP_INDEX_URL, UV_INDEX) is read beside or instead of a flag's: unknown here
+        from_environment = any(values.get(name) for name in INDEX_VARIABLES)
+        scripts = [(_exec_form(item["value"]) or item["value"], item["startline"], item["endline"])]
+        scripts += [(body, first, last) for body, first, last in bodies.get(keep[n], ()) if body is not None]
+        for script, first, last in scripts:
+            for step in steps(script, values, shell):
+                if isinstance(step, Install):
+                    for word, written in step.words:
+                        pin = None if "$" in word else pins.parse(word, _span(path, lines, first, last, written), index=step.index_url)
+                        # an unpinned torch over an image's own leaves that one (pip keeps what satisfies)
+                        if isinstance(pin, Pin) and pin.name == "torch" and not (_CARRIES_TORCH.match(image) and pin.version is None):
+                            extra = tuple(IndexRef(url, kind, pin.span) for url, kind in step.extra)
+                            computed = any("$" in url for url in (step.index_url or "", *(u for u, _k in step.extra)))
+                            torch[stage] = None if computed or from_environment or stage in configured else (pin, extra)
+                    sources = [w for w, _raw in step.words if looks_like_path(w) and not w.endswith(".whl")] + step.editable
+                    if not (step.build_here and sources):
+                        continue
+                    command, written, env = f"pip install --no-build-isolation {sources[0]}", sources[0], step.env
+                else:
+                    command, written, env = " ".join(step.words), step.written, step.env
+                env = {**values, **shell.exported, **env}
+                # a wheel build of a project whose setup.py downloads its release's prebuilt wheel may compile nothing
+                wheel = isinstance(step, Install) or "bdist_wheel" in step.words
+                if wheel and _FETCHES_WHEEL.search(said[stage]) and not any(k.endswith("_FORCE_BUILD") and v.upper() == "TRUE" for k, v in env.items()):
+                    continue
+                evidence = _compiles_cuda(command, env)
+                held = torch.get(stage)
+                if evidence and held is not None:
+                    out.append(
+                        SourceBuild(
+                            _span(path, lines, first, last, written),
+                            command,
+                            evidence,
+                            image,
+                            image_span,
+                            held[0],
+                            held[1],
+                            _platforms(structure, set(chain), root),
+                        )
+                    )
+    return tuple(out)
+
+
+# projects whose setup.py, building a wheel, first downloads the prebuilt one of its release made
+# for the torch, CUDA and Python it finds (their *_FORCE_BUILD=TRUE compiles instead)
+_FETCHES_WHEEL = re.compile(r"flash[-_]attn|flash[-_]attention|causal[-_]conv1d|mamba", re.IGNORECASE)
+
+
+def _chain(parents: dict[int, Optional[int]], stage: int) -> list[int]:
+    """A stage and the stages it is built FROM by name, the one FROM an image last."""
+    out = [stage]
+    while (up := parents.get(out[-1])) is not None and up not in out:
+        out.append(up)
+    return out
+
+
+def _compiles_cuda(command: str, env: dict[str, str]) -> str:
+    """What says this build compiles CUDA code with torch's extension builder, in words; "" where nothing does."""
+    if "--cuda_ext" in command.split():
+        return "apex's --cuda_ext builds its CUDA kernels"
+    named = [name for name in _CUDA_BUILD_VARIABLES if name in env and (name != "FORCE_CUDA" or env[name] == "1")]
+    return f"{named[0]} is set for it, which only a CUDA extension build reads" if named else ""
 
 
 _ARCHES = {"amd64": "linux-x86_64", "x86_64": "linux-x86_64", "arm64": "linux-aarch64", "aarch64": "linux-aarch64"}
@@ -146,7 +271,8 @@ def _platforms(structure: list[dict], running: set[int], root: Optional[int]) ->
     (a linux_x86_64 wheel's install fails elsewhere, so the image is not built elsewhere)."""
     if root is not None:
         flag = next((w for w in structure[root]["value"].split() if w.startswith("--platform=")), "")
-        arch = _ARCHES.get(flag.partition("=")[2].partition("/")[2].partition("/")[0].lower())
+        value = flag.partition("=")[2]  # linux/amd64, or the architecture alone (amd64): Docker takes linux
+        arch = _ARCHES.get((value.split("/")[1] if "/" in value else value).lower())
         if arch is not None:
             return (arch,)
     runs = [item["value"] for n, item in enumerate(structure) if item["instruction"] == "RUN" and _stage_of(structure, n) in running]

@@ -10,7 +10,7 @@ from cudafit.check.build_rules import build_torch_differs
 from cudafit.check.conda_rules import conda_channel_release
 from cudafit.check.contradictions import Clash, contradictions
 from cudafit.check.environments import Environment, describe, environments, reach_names_extra, relevant, selective, view
-from cudafit.check.image_rules import image_toolkit_differs
+from cudafit.check.image_rules import image_toolkit_differs, source_build_differs
 from cudafit.check.image_target_rules import image_refused_on_targets
 from cudafit.check.index_rules import local_pins, pytorch_extra_index, unpaired_companions
 from cudafit.check.indexes import only_from_pypi
@@ -38,7 +38,16 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     if doc.compiled_here and not doc.platforms:
         doc = doc._replace(platforms=compiled_platforms(doc, matrices))
     releases = {str(r.version): r for r in matrices.torch}
-    for rule in (pytorch_extra_index, conda_channel_release, unpinned_cuda13, marker_excludes_all, marked_builds, build_torch_differs, image_toolkit_differs):
+    for rule in (
+        pytorch_extra_index,
+        conda_channel_release,
+        unpinned_cuda13,
+        marker_excludes_all,
+        marked_builds,
+        build_torch_differs,
+        image_toolkit_differs,
+        source_build_differs,
+    ):
         found += rule(doc, matrices, releases)
     found += image_refused_on_targets(doc, matrices, targets)
     ours = _ours(doc, matrices)

@@ -11,7 +11,15 @@ for torch's CUDA major, torch's minor, its C++ ABI and the CPython, and compiles
 exists (its `route = "asset"` builds list them). So the rule fires where the data says a pinned
 release compiles on every platform and Python the image may have; where it compiles on some only
 (aarch64, which has no assets; a Python the assets lack), that is a note; a release or package the
-data lacks is no evidence of a compile at all."""
+data lacks is no evidence of a compile at all.
+
+A Dockerfile's own compile is evidence by itself: a setup script's build (apex's `python setup.py
+install --cuda_ext`, `python setup_cuda.py bdist_wheel`), or a project's folder or repository
+installed without build isolation, with what says it is CUDA code for torch's extension builder
+(TORCH_CUDA_ARCH_LIST or FORCE_CUDA set, apex's --cuda_ext), in any stage: a builder stage compiles
+with its own image's nvcc. The torch is the one the stage's last install of it left; a torch the
+file leaves unpinned is PyPI's newest for each Python, which is above the image's CUDA major only
+where every release the data knows is, as a newer release only moves up."""
 
 from __future__ import annotations
 
@@ -21,8 +29,8 @@ from typing import NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from cudafit.check.indexes import effective_local, only_from_pypi
-from cudafit.check.model import Document, Finding, Pin
+from cudafit.check.indexes import effective_local, is_pypi, only_from_pypi, torch_variant
+from cudafit.check.model import Document, Finding, Pin, SourceBuild
 from cudafit.check.rules import finding
 from cudafit.records import Matrices, TorchRelease
 
@@ -182,3 +190,98 @@ def _torch_cuda_major(doc: Document, pin: Pin, releases: dict[str, TorchRelease]
         local = (release.pypi_variant or {}).get("linux-x86_64") if release is not None else None
     match = re.fullmatch(r"cu(\d+)(\d)", local or "")
     return match[1] if match else None
+
+
+def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list[Finding]:
+    """CF019 for a Dockerfile's own compiles (SourceBuild): the stage's image's nvcc against the
+    CUDA major of the torch installed before it, where the image and the torch both say theirs."""
+    out = []
+    for build in doc.source_builds:
+        match = _DEVEL.match(build.image) or _PYTORCH.match(build.image)
+        served = _torch_served(build, releases)
+        if match is None or served is None:
+            continue
+        nvcc = int(match["cuda"])
+        # A range takes, for each Python, its newest release the data knows. For a Python the range's
+        # newest release serves, a release the data lacks may come later, of another CUDA major but only
+        # a higher one: above the image's, it stays above. An older Python's newest is final.
+        exact = build.torch.version is not None or build.torch.local is not None or build.torch.from_index is not None
+        newest = max((Version(version) for found in served.values() for version, _v in found if version), default=None)
+        wrong = {
+            platform: builds
+            for platform, builds in served.items()
+            if builds
+            and all(
+                m is not None and m != nvcc and (exact or m > nvcc or Version(version) != newest)
+                for version, m in ((version, _major(v)) for version, v in builds)
+            )
+        }
+        if not wrong:
+            continue
+        builds = sorted({b for found in wrong.values() for b in found}, key=lambda b: Version(b[0] or "0"))
+        where = f" on {', '.join(sorted(wrong))}" if set(wrong) != set(build.platforms) else ""
+        majors = sorted({m for _version, v in builds if (m := _major(v)) is not None})
+        out.append(
+            finding(
+                "CF019",
+                build.span,
+                f"`{build.command}` compiles CUDA code against the torch installed before it ({build.evidence}), with the image's nvcc, "
+                f"CUDA {match['cuda']}.{match['minor']} ({build.image}); that torch{where} is {_torch_said(build.torch, builds)}: "
+                "torch's extension builder refuses a CUDA major other than its own",
+                f"start the stage FROM an nvidia/cuda devel image of CUDA {' or '.join(map(str, majors))}, or install a torch built with CUDA {nvcc} "
+                "from the PyTorch index of that CUDA",
+            )
+        )
+    return out
+
+
+def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease]) -> Optional[dict[str, list[tuple[str, str]]]]:
+    """The torch builds the install gives on each of the stage's platforms: (version, variant) of
+    each release it may take there; None where that is not known (another index; an extra index
+    beside PyPI, as pip takes the highest version of any)."""
+    pin = build.torch
+    if pin.local is not None:
+        return {p: [(pin.version or "", pin.local)] for p in build.platforms}
+    if pin.from_index is not None and not is_pypi(pin.from_index):
+        variant = torch_variant(pin.from_index)
+        return {p: [(pin.version or "", variant)] for p in build.platforms} if variant else None
+    if build.indexes:
+        return None
+    try:
+        wanted = SpecifierSet(pin.specifier)
+    except InvalidSpecifier:
+        return None
+    admitted = sorted((r for r in releases.values() if wanted.contains(r.version)), key=lambda r: r.version, reverse=True)
+    if not admitted or (pin.version is not None and len(admitted) > 1):
+        return None  # a release the data lacks
+    out: dict[str, list[tuple[str, str]]] = {}
+    for platform in build.platforms:
+        # pip takes the newest release with a wheel for the image's Python, which is not known here: each Python's newest
+        pythons = {py for r in admitted for py in r.pythons(platform)}
+        newest = [next(r for r in admitted if py in r.pythons(platform)) for py in pythons]
+        out[platform] = sorted({(str(r.version), (r.pypi_variant or {}).get(platform, "")) for r in newest}, key=lambda b: Version(b[0]))
+    return out
+
+
+def _major(variant: str) -> Optional[int]:
+    match = re.fullmatch(r"cu(\d+)(\d)", variant)
+    return int(match[1]) if match else None
+
+
+def _cuda(variant: str) -> str:
+    match = re.fullmatch(r"cu(\d+)(\d)", variant)
+    return f"CUDA {match[1]}.{match[2]}" if match else (variant or "no known build")
+
+
+def _torch_said(pin: Pin, builds: list[tuple[str, str]]) -> str:
+    """`torch==2.1.0 from PyPI, a CUDA 12.1 build`; a range, with the release each Python takes."""
+    text = f"torch{pin.specifier}" if pin.specifier else "torch"
+    if pin.from_index is not None and not is_pypi(pin.from_index):
+        text = f"{text} from {pin.from_index}"
+    elif pin.local is None:
+        text = f"{text} from PyPI"
+    if len(builds) == 1:
+        return f"{text}, a {_cuda(builds[0][1])} build"
+    majors = " or ".join(sorted({str(_major(v)) for _version, v in builds}))
+    each = ", ".join(f"{version} with {_cuda(variant)}" for version, variant in builds)
+    return f"{text}, whose newest release for the image's Python is a CUDA {majors} build ({each})"

@@ -97,6 +97,21 @@ class Problem(NamedTuple):
     span: Span
 
 
+class SourceBuild(NamedTuple):
+    """A Dockerfile's compile of a torch CUDA extension against the torch its stage already holds
+    (`python setup.py install` with TORCH_CUDA_ARCH_LIST set): the image the stage's chain starts
+    FROM, whose nvcc compiles it, and the torch the last install that named torch left there."""
+
+    span: Span  # the command that compiles
+    command: str  # its words, as the message quotes them
+    evidence: str  # what says it compiles CUDA code against torch, in words
+    image: str
+    image_span: Span
+    torch: Pin  # the last install that named torch in the chain (a compile before any is not told)
+    indexes: tuple[IndexRef, ...] = ()  # that install's extra indexes and pages
+    platforms: tuple[str, ...] = ()  # the machines the stage is built for
+
+
 class Document(NamedTuple):
     """One file as read: what it asks for, where from, and what is wrong with its text."""
 
@@ -117,6 +132,8 @@ class Document(NamedTuple):
     compiled_here: bool = False
     # a pyproject whose build compiles against torch: how, in words (check/extension.py); "" where nothing says so
     extension: str = ""
+    # a Dockerfile's compiles of torch CUDA extensions by a setup script or a build without isolation, every stage's
+    source_builds: tuple[SourceBuild, ...] = ()
 
 
 # Kinds whose pins are one set installed together (a requirements file and its includes; an image)

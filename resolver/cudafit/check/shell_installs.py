@@ -49,6 +49,8 @@ class Install(NamedTuple):
     extra: list[tuple[str, str]]  # its extra indexes and --find-links pages: (url, kind)
     build_here: bool  # --no-build-isolation: it compiles against what is installed
     computed: list[str]  # requirements and indexes the shell computes ($(...), `...`): unreadable here
+    editable: list[str] = []  # what -e/--editable installs (a project's folder or repository): built here
+    env: dict[str, str] = {}  # what the shell exported, and the assignments before the command
 
 
 class Shell:
@@ -62,13 +64,28 @@ class Shell:
         self.config = config
 
 
+class SetupBuild(NamedTuple):
+    """A setup script run to build or install the project it is in (`python setup.py install`,
+    `python3 setup_cuda.py bdist_wheel`): it compiles against the packages already installed, as
+    no build isolation stands between them."""
+
+    words: list[str]  # the command's words, ARG and ENV values put in
+    written: str  # the interpreter and the script as written (`python3 setup.py`): where the command is
+    env: dict[str, str]  # what the shell exported, and the assignments before the command
+
+
 def installs(command: Union[str, list[str]], values: dict[str, str], shell: Optional[Shell] = None) -> list[Install]:
     """The pip/uv install commands of one RUN line's shell text (or its exec form's words)."""
+    return [step for step in steps(command, values, shell) if isinstance(step, Install)]
+
+
+def steps(command: Union[str, list[str]], values: dict[str, str], shell: Optional[Shell] = None) -> list[Union[Install, SetupBuild]]:
+    """The pip/uv installs and setup-script builds of one RUN line, in the order the shell runs them."""
     shell = shell or Shell(values, {})
     if isinstance(command, list):
         # no shell: no variable is put in, and every word is an argument (`sh -c TEXT` reads TEXT)
         return _command([(w, w) for w in command], shell)
-    out: list[Install] = []
+    out: list[Union[Install, SetupBuild]] = []
     for words in simple_commands(split_shell(command), command):
         out += _command([(_put_in(w, shell.known), w) for w in words], shell)
     return out
@@ -151,15 +168,23 @@ def _put_in(word: str, known: dict[str, str]) -> str:
     return "".join(WordSplitter(word, args=known, envs=known).split(maxsplit=0, dequote=False))
 
 
-def _command(pairs: list[tuple[str, str]], shell: Shell) -> list[Install]:
-    """What one simple command installs, or sets for the commands after it."""
+# setuptools' commands that compile a project's extensions: building it, or installing it from its tree
+_SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdist_egg"}
+
+
+def _command(pairs: list[tuple[str, str]], shell: Shell) -> list[Union[Install, SetupBuild]]:
+    """What one simple command installs or builds, or sets for the commands after it."""
     words = [w for w, _raw in pairs]
     if len(words) >= 3 and SHELL.fullmatch(words[0]) and words[1].startswith("-") and words[1].endswith("c"):
-        return installs(words[2], shell.values, shell)  # sh -c 'TEXT': TEXT is shell, run with this environment
+        return steps(words[2], shell.values, shell)  # sh -c 'TEXT': TEXT is shell, run with this environment
     if words[0] == "export":
         shell.exported.update(_assignments(words[1:]))  # for the commands after it in this RUN line
         return []
     for n, word in enumerate(words):
+        if re.fullmatch(r"(.*/)?python3?(\.\d+)?", word) and re.fullmatch(r"(.*/)?setup[\w-]*\.py", words[n + 1] if n + 1 < len(words) else ""):
+            if _SETUP_BUILDS & set(words[n + 2 :]):
+                return [SetupBuild(words[n:], f"{pairs[n][1]} {pairs[n + 1][1]}", {**shell.exported, **_assignments(words[:n])})]
+            return []
         if re.fullmatch(r"(.*/)?pip3?(\.\d+)?", word):
             tool, rest = "pip", n + 1
         elif re.fullmatch(r"(.*/)?python3?(\.\d+)?", word) and words[n + 1 : n + 3] == ["-m", "pip"]:
@@ -171,9 +196,9 @@ def _command(pairs: list[tuple[str, str]], shell: Shell) -> list[Install]:
         # `PIP_INDEX_URL=... pip install`: an assignment before the command is in its environment
         env = {**shell.exported, **_assignments(words[:n])}
         if words[rest : rest + 1] == ["install"]:
-            return [_parse(pairs[rest + 1 :], tool, env, shell)]
+            return [_parse(pairs[rest + 1 :], tool, env, shell)._replace(env=env)]
         if tool == "pip" and words[rest : rest + 1] == ["config"]:
-            return _pip_config([w for w in words[rest + 1 :] if not w.startswith("-")], shell)
+            return [*_pip_config([w for w in words[rest + 1 :] if not w.startswith("-")], shell)]
         return []
     return []
 
@@ -206,6 +231,7 @@ def _parse(args: list[tuple[str, str]], tool: str, env: dict[str, str], shell: S
     computed: list[str] = []
     strategy = env.get("UV_INDEX_STRATEGY", shell.values.get("UV_INDEX_STRATEGY", ""))
     build_here = False
+    editable: list[str] = []
     it = iter(args)
     for arg, raw in it:
         name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
@@ -221,6 +247,8 @@ def _parse(args: list[tuple[str, str]], tool: str, env: dict[str, str], shell: S
                 extra.append((value, "find-links"))
             elif name == "--index-strategy":
                 strategy = value
+            elif name in ("-e", "--editable"):
+                editable.append(value)
             continue
         if arg.startswith("-"):
             build_here = build_here or arg == "--no-build-isolation"
@@ -238,7 +266,7 @@ def _parse(args: list[tuple[str, str]], tool: str, env: dict[str, str], shell: S
     if tool == "pip" and index is None and "PIP_INDEX_URL" not in shell.values:
         index = shell.config.get("index-url")
     extra = [(url, extra_kind(tool, kind, strategy)) for url, kind in extra]
-    return Install(reqs, index, extra, build_here, computed)
+    return Install(reqs, index, extra, build_here, computed, editable)
 
 
 def extra_kind(tool: str, kind: str, strategy: str) -> str:
