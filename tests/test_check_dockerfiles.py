@@ -599,3 +599,24 @@ def test_unpinned_torch_beside_an_older_pytorch_extra_index_is_pypi_s_with_pip(t
     assert "CF008 'torch' installs torch 2.15.0 from PyPI on Linux (pip takes the highest version from any index" in out, out
     code, out = check(tmp_path, "FROM python:3.11\nRUN uv pip install --system torch --extra-index-url https://download.pytorch.org/whl/cu118\n")
     assert "CF008" not in out, out
+
+
+@pytest.mark.parametrize("text, kinds", [
+    ("pip install torch==2.1.0 && cd apex && python3 setup.py install --cuda_ext", ["Install", "SetupBuild"]),
+    ("sh -c 'python setup.py develop; pip install x'", ["SetupBuild", "Install"]),
+    ("/opt/venv/bin/python3.10 setup_cuda.py bdist_wheel -d dist", ["SetupBuild"]),
+    ("python setup.py sdist && python setup.py --version", []),  # nothing compiles
+    ("python -m pip install -e . --no-build-isolation", ["Install"]),
+    ("python train.py install", []),  # not a setup script
+])
+def test_the_shell_steps_of_a_run_line_in_order(text: str, kinds: list[str]):
+    from cudafit.check.shell_installs import steps
+
+    assert [type(step).__name__ for step in steps(text, {})] == kinds
+
+
+def test_an_editable_install_and_its_environment_are_kept():
+    from cudafit.check.shell_installs import installs
+
+    (install,) = installs("export A=1 && FORCE_CUDA=1 pip install --no-build-isolation -e ./ext", {})
+    assert install.editable == ["./ext"] and install.build_here and install.env == {"A": "1", "FORCE_CUDA": "1"}

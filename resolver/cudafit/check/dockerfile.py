@@ -203,9 +203,10 @@ def _source_builds(
             for step in steps(script, values, shell):
                 if isinstance(step, Install):
                     for word, written in step.words:
-                        pin = None if "$" in word else pins.parse(word, _span(path, lines, first, last, written), index=step.index_url)
+                        pin = None if "$" in word else pins.parse(word, image_span, index=step.index_url)
                         # an unpinned torch over an image's own leaves that one (pip keeps what satisfies)
                         if isinstance(pin, Pin) and pin.name == "torch" and not (_CARRIES_TORCH.match(image) and pin.version is None):
+                            pin = pin._replace(span=_span(path, lines, first, last, written))
                             extra = tuple(IndexRef(url, kind, pin.span) for url, kind in step.extra)
                             computed = any("$" in url for url in (step.index_url or "", *(u for u, _k in step.extra)))
                             torch[stage] = None if computed or from_environment or stage in configured else (pin, extra)
