@@ -94,6 +94,12 @@ def _admits(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(Version(version), prereleases=True)
 
 
+# Whether builds of two signatures can share an environment: the same pairs come back in every
+# solve of a check run (each file beside the same torch), so the answers outlive one solve.
+_FITS: dict[tuple, bool] = {}
+_FITS_LIMIT = 65536
+
+
 def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -> tuple[list[list[Candidate]], list[Rejection]]:
     """Drop every build that conflicts with all builds of some other family (AC-3 over pairs of
     families), remembering why. Pair checks are memoised on what they depend on."""
@@ -125,15 +131,19 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
         )
 
     sigs = [{id(c): signature(c) for c in d} for d in domains]
-    fits: dict[tuple, bool] = {}
+    if len(_FITS) >= _FITS_LIMIT:
+        _FITS.clear()
+    # What a signature leaves out depends on these: they are part of every key.
+    kind = (versions_matter, minors_matter, policy.mixed_cuda)
 
     def supported(a: Candidate, i: int, others: dict[tuple, Candidate]) -> bool:
         sa = sigs[i][id(a)]
         for sb, b in others.items():
-            key = (sa, sb)
-            if key not in fits:
-                fits[key] = conflict(a, b, policy) is None
-            if fits[key]:
+            key = (kind, sa, sb)
+            fits = _FITS.get(key)
+            if fits is None:
+                fits = _FITS[key] = conflict(a, b, policy) is None
+            if fits:
                 return True
         return False
 

@@ -155,9 +155,12 @@ def _candidates(
 ) -> tuple[list[Candidate], list[Rejection]]:
     if _MEMO.matrices is not matrices or len(_MEMO.answers) >= _MEMO.LIMIT:
         _MEMO.matrices, _MEMO.answers = matrices, {}
-    key = (family, tuple(sorted((name, str(spec)) for name, spec in specs.items())), machine, policy, extras)
+    # A family offers its builds whatever set they may be chosen from (`only` narrows them after,
+    # in _only): the builds asked for one file's indexes serve every other file's too.
+    offering = Policy(strict_driver=policy.strict_driver, cpu=policy.cpu, mixed_cuda=policy.mixed_cuda)
+    key = (family, tuple(sorted((name, str(spec)) for name, spec in specs.items())), machine, offering, extras)
     if key not in _MEMO.answers:
-        accepted, rejected = BY_FAMILY[family].candidates(specs, machine, matrices, policy, extras)
+        accepted, rejected = BY_FAMILY[family].candidates(specs, machine, matrices, offering, extras)
         _MEMO.answers[key] = (tuple(accepted), tuple(rejected))
     accepted_t, rejected_t = _MEMO.answers[key]
     return list(accepted_t), list(rejected_t)  # the caller extends them: each gets its own lists

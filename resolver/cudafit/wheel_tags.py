@@ -82,6 +82,8 @@ def parse_wheel_name(filename: str) -> Optional[tuple]:
 
 def variant_label(filename: str) -> Optional[str]:
     """The variant label of a variant wheel's name (cuda12.6, null), or None for any other name."""
+    if filename.count("-") < 5:
+        return None  # five parts at most: no room for a label (most names: no need to parse them)
     try:
         parse_wheel_filename(filename)
         return None  # an ordinary wheel: its last part is the platform tag

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Pin
+from cudafit.check.pins import recorded
 from cudafit.records import Matrices, WheelFiles
 
 if TYPE_CHECKING:
@@ -32,13 +31,16 @@ def brought(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
     for pin in doc.pins:
         if pin.group == BUILD_SYSTEM or pin.constraint or pin.local is not None:
             continue
+        jax_extras = pin.name == "jax" and bool(pin.extras)
+        if not jax_extras and pin.name not in matrices.wheel_files:
+            continue  # nothing recorded of what it brings
         try:
             spec = SpecifierSet(pin.specifier)
         except InvalidSpecifier:
             continue  # CF000's business
-        if pin.name == "jax" and pin.extras:
+        if jax_extras:
             out += _by_jax_extras(doc, pin, spec, matrices)
-        elif pin.name in matrices.wheel_files:
+        else:
             out += _required(pin, spec, matrices.wheel_files[pin.name], matrices)
     # An override replaces every requirement of its name (uv's override-dependencies): the
     # file decides that package's version, not the line that brings it.
@@ -108,10 +110,10 @@ def _jax_limit(other: Pin, known: tuple[JaxRelease, ...], oldest: Version, matri
     if other.name == "jax":
         return _floored(spec, oldest), {r.version for r in known if spec.contains(r.version, prereleases=True)}
     releases = [r for r in matrices.wheel_files.get(other.name, ()) if spec.contains(r.version, prereleases=True)]
-    asks = [[Requirement(t) for t in r.requires if canonicalize_name(Requirement(t).name) == "jax"] for r in releases]
+    asks = [[a for a in map(recorded, r.requires) if a.name == "jax"] for r in releases]
     if not releases or not all(len(a) == 1 and a[0].marker is None for a in asks):
         return None  # a release without one (or with a marked one) lets any jax in
-    wanted = [a[0].specifier for a in asks]
+    wanted = [SpecifierSet(a[0].specifier) for a in asks]
     allowed = {r.version for r in known if any(w.contains(r.version, prereleases=True) for w in wanted)}
     return all(_floored(w, oldest) for w in wanted), allowed
 
@@ -139,15 +141,15 @@ def _required(pin: Pin, spec: SpecifierSet, releases: tuple[WheelFiles, ...], ma
     said: dict[str, set[tuple[str, str]]] = {}
     for release in admitted:
         for text in release.requires:
-            wanted = Requirement(text)
-            said.setdefault(str(canonicalize_name(wanted.name)), set()).add((str(wanted.specifier), str(wanted.marker or "")))
+            wanted = recorded(text)
+            said.setdefault(wanted.name, set()).add((wanted.specifier, wanted.marker or ""))
     out: list[Pin] = []
     label = f"{pin.name} {pin.version}" if pin.version is not None else pin.name
     for name, forms in said.items():
         markers = {m for _s, m in forms}
         if name not in matrices.wheel_files or name == pin.name or len(markers) != 1:
             continue  # releases that disagree on where it applies: not judged
-        if sum(1 for r in admitted if any(str(canonicalize_name(Requirement(t).name)) == name for t in r.requires)) != len(admitted):
+        if sum(1 for r in admitted if any(recorded(t).name == name for t in r.requires)) != len(admitted):
             continue  # some release does without it
         specifier = next(iter(forms))[0] if len(forms) == 1 else ""
         both = [m for m in (pin.marker, next(iter(markers))) if m]

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudafit.check.environments import Environment, environments, view
 from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Pin
+from cudafit.check.pins import recorded
 from cudafit.records import Matrices
 
 # Resolved files: their resolver wrote one version per package and fork.
@@ -76,8 +77,6 @@ def _identity(pin: Pin) -> tuple:
 def _required(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
     """The requirements the data records of each exactly pinned release (jax 0.4.26: numpy>=1.26 on
     Python 3.12), as pins at the line that brings them, under that line's marker too."""
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
 
     from cudafit.frameworks import BY_MEMBER
 
@@ -88,11 +87,10 @@ def _required(doc: Document, matrices: Matrices) -> tuple[Pin, ...]:
             continue
         release = next((r for r in BY_MEMBER[pin.name].releases(matrices) if str(r.version) == pin.version), None)
         for text in getattr(release, "requires", ()):
-            wanted = Requirement(text)
-            markers = [m for m in (pin.marker, str(wanted.marker) if wanted.marker else None) if m]
+            wanted = recorded(text)
+            markers = [m for m in (pin.marker, wanted.marker) if m]
             marker = " and ".join(f"({m})" for m in markers) if len(markers) > 1 else (markers[0] if markers else None)
-            name = str(canonicalize_name(wanted.name))
-            brought = pin._replace(name=name, specifier=str(wanted.specifier), version=None, local=None, marker=marker, extras=())
+            brought = pin._replace(name=wanted.name, specifier=wanted.specifier, version=None, local=None, marker=marker, extras=())
             out.append(brought._replace(required_by=f"{pin.name} {pin.version}"))
     return tuple(out)
 

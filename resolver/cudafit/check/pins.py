@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -66,3 +66,18 @@ def _requirement(text: str) -> Union[Pin, str, None]:
         marker=str(req.marker) if req.marker is not None else None,
         extras=tuple(sorted(req.extras)),
     )
+
+
+class Recorded(NamedTuple):
+    """A requirement the data records of a release (its METADATA's Requires-Dist), as read."""
+
+    name: str  # normalized
+    specifier: str
+    marker: Optional[str]
+
+
+@lru_cache(maxsize=4096)  # the same releases' requirements are read for every file that pins them
+def recorded(text: str) -> Recorded:
+    """A Requires-Dist string of the data (valid: the data's loader checked it), parsed once."""
+    req = Requirement(text)
+    return Recorded(canonicalize_name(req.name), str(req.specifier), str(req.marker) if req.marker is not None else None)
