@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_check import check, codes
+from test_check import check, codes, findings
 
 from cudafit.check.environments import Environment, describe, environments, view
 from cudafit.check.model import Document, Pin, Route, Span
@@ -555,3 +555,48 @@ def test_a_resolver_output_for_one_platform_is_judged_there(tmp_path: Path):
     universal = header.replace("-o requirements.txt", "--universal -o requirements.txt")
     assert "CF015 on linux-aarch64, windows-x86_64, macos-arm64" in check(tmp_path, {"requirements.txt": universal + pins}).stdout
     assert "CF015 on linux-aarch64, windows-x86_64, macos-arm64" in check(tmp_path, {"requirements.txt": pins}).stdout  # written by hand: every platform
+
+
+# A setuptools project whose pyproject lists no dependencies declares its torch where setuptools
+# reads it (fairseq's and detectron2's setup.py write install_requires out in the setup() call)
+SETUP_WITH_REQUIRES = TORCH_EXTENSION_SETUP.replace('setup(name="ext",', "setup(name=\"ext\", install_requires=REQUIRES,").replace(
+    "from setuptools import setup\n", "from setuptools import setup\nREQUIRES = ['numpy', {runtime}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    "project, runtime, fires",
+    [
+        ("", "'torch==2.1.2'", True),  # no [project] table: setup.py's list is the project's
+        ('[project]\nname = "ext"\ndynamic = ["dependencies"]\n', "'torch>=2.0,<2.4'", True),
+        ("", "'torch>=2.0'", False),  # the runtime can be of the build's line
+        ("", "'torch==2.1.2; sys_platform == \"linux\"'", False),  # a marked requirement: not everywhere
+        ("", "f'torch=={torch.__version__}'", False),  # computed from the build's own torch: no constant
+        ('[project]\nname = "ext"\ndependencies = ["numpy"]\n', "'torch==2.1.2'", False),  # the pyproject's list wins
+    ],
+)
+def test_cf014_reads_the_torch_setup_py_declares(tmp_path, project, runtime, fires):
+    text = '[build-system]\nrequires = ["setuptools", "torch"]\nbuild-backend = "setuptools.build_meta"\n' + project
+    found = findings(tmp_path, {"pyproject.toml": text, "setup.py": SETUP_WITH_REQUIRES.replace("{runtime}", runtime)})
+    assert (("pyproject.toml", 2, 28, "CF014") in found) is fires
+
+
+def test_cf014_setup_py_bound_twice_or_added_to_says_nothing(tmp_path):
+    """A list bound again (in a branch) or added to is not certain: only a name bound once is read."""
+    again = SETUP_WITH_REQUIRES.replace("{runtime}", "'torch==2.1.2'") + "if True:\n    REQUIRES = ['torch']\n"
+    text = '[build-system]\nrequires = ["setuptools", "torch"]\n'
+    assert "CF014" not in codes(tmp_path, {"pyproject.toml": text, "setup.py": again})
+
+
+def test_cf014_reads_a_setuptools_dynamic_dependencies_file(tmp_path):
+    text = (
+        '[build-system]\nrequires = ["setuptools", "torch"]\n[project]\nname = "ext"\ndynamic = ["dependencies"]\n'
+        '[tool.setuptools.dynamic]\ndependencies = {file = ["requirements/runtime.txt"]}\n'
+    )
+    files = {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP, "requirements/runtime.txt": "numpy\ntorch==2.3.1  # tested\n"}
+    result = check(tmp_path, files, "pyproject.toml")
+    assert "CF014" in result.stdout and "pins torch 2.3.1 (runtime.txt, line 2)" in result.stdout
+    files["requirements/runtime.txt"] = "numpy\ntorch>=2.3\n"
+    assert "CF014" not in check(tmp_path / "b", files, "pyproject.toml").stdout
+    # a file that is not there declares nothing
+    assert "CF014" not in check(tmp_path / "c", {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP}, "pyproject.toml").stdout

@@ -4,6 +4,8 @@ project that compiles against torch is judged (check/extension.py reads the evid
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -23,6 +25,8 @@ def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, T
         return out
     built = [p for p in doc.pins if p.group == BUILD_SYSTEM and p.name == "torch"]
     runtime = [p for p in doc.pins if p.group == "" and p.name == "torch" and not p.marker and not p.constraint and not p.override]
+    # A pyproject that lists no dependencies leaves them to setup.py or a setuptools dynamic file
+    runtime = runtime or [p for p in doc.extension_torch if not p.marker]
     if len(built) != 1 or len(runtime) != 1:
         return out
     known = sorted(r.version for r in matrices.torch if not r.version.is_prerelease)
@@ -39,6 +43,8 @@ def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, T
         return out
     exact = runtime[0].version
     said = f"pins torch {exact}" if exact else f"requires '{runtime[0].span.text}', which admits no torch {newest[0]}.{newest[1]}"
+    if runtime[0].span.path != built[0].span.path:  # declared where setuptools reads it
+        said += f" ({Path(runtime[0].span.path).name}, line {runtime[0].span.line})"
     out.append(
         finding(
             "CF014",

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+
+from cudafit.check import pins
+from cudafit.check.model import Pin, Span
 
 # Backends that compile the project with a native build system (their module's first component).
 COMPILING_BACKENDS = frozenset({"scikit_build_core", "mesonpy", "py_build_cmake", "cmake_build_extension"})
@@ -76,13 +79,98 @@ def compiled_by(path: Path, data: dict[str, Any]) -> str:
     return ""
 
 
-def _setup_uses_torch_builder(setup: Path) -> bool:
+def declared_torch(path: Path, data: dict[str, Any]) -> tuple[Pin, ...]:
+    """The torch a setuptools project declares outside its pyproject, where the pyproject leaves its
+    dependencies to setuptools (no `[project]` table, or `dependencies` in its `dynamic`): the
+    requirement files `[tool.setuptools.dynamic] dependencies` names, else the `install_requires`
+    its setup.py writes out (a list in the `setup()` call, or a module-level name bound once to
+    one). A requirement setup.py computes (`f"torch=={torch.__version__}"`, the build's own torch)
+    is no constant and is not read: it says nothing against the build."""
+    build = data.get("build-system")
+    backend = build.get("build-backend") if isinstance(build, dict) else None
+    if backend is not None and not (isinstance(backend, str) and backend.startswith("setuptools")):
+        return ()  # only setuptools reads setup.py and its dynamic files
+    project = data.get("project")
+    if isinstance(project, dict):
+        dynamic = project.get("dynamic")
+        if "dependencies" in project or not (isinstance(dynamic, list) and "dependencies" in dynamic):
+            return ()  # the pyproject lists them (CF014 reads those), or the project has none
+    tool = data.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
+    files = dynamic.get("dependencies") if isinstance(dynamic, dict) else None
+    if isinstance(files, dict):
+        named = files.get("file")
+        names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+        return tuple(pin for name in names if isinstance(name, str) for pin in _torch_in_file(path.parent / name))
+    tree = _setup_tree(path.parent / "setup.py")
+    return _install_requires_torch(tree, str(path.parent / "setup.py")) if tree is not None else ()
+
+
+def _torch_in_file(file: Path) -> list[Pin]:
+    """The torch requirements of a requirements file setuptools reads (one requirement a line)."""
+    from cudafit.check.requirements import read as read_requirements
+    from cudafit.errors import InputError
+
+    try:
+        if not file.is_file() or file.stat().st_size > MAX_SETUP_BYTES:
+            return []
+        return [p for p in read_requirements(file).pins if p.name == "torch" and not p.constraint]
+    except (OSError, InputError, RecursionError):
+        return []  # a file that cannot be read declares nothing here; checked on its own if found
+
+
+def _install_requires_torch(tree: ast.Module, setup: str) -> tuple[Pin, ...]:
+    # A name is read only where it is bound once in the whole file, at module level: one bound
+    # again, in a branch or a function, or added to (`+=`) is not certain.
+    bound: dict[str, list[Optional[ast.expr]]] = {}
+    top_level = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    top = isinstance(node, ast.Assign) and id(node) in top_level
+                    bound.setdefault(target.id, []).append(node.value if top else None)
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and _calls_setup(call.func)):
+            continue
+        for keyword in call.keywords:
+            if keyword.arg != "install_requires":
+                continue
+            value = keyword.value
+            if isinstance(value, ast.Name):
+                once = bound.get(value.id, [])
+                value = once[0] if len(once) == 1 and once[0] is not None else value
+            if not isinstance(value, (ast.List, ast.Tuple)):
+                return ()
+            out = []
+            for item in value.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    pin = pins.parse(item.value, Span(setup, item.lineno, item.col_offset + 1, item.value))
+                    if isinstance(pin, Pin) and pin.name == "torch":
+                        out.append(pin)
+            return tuple(out)
+    return ()
+
+
+def _calls_setup(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
+
+
+def _setup_tree(setup: Path) -> Optional[ast.Module]:
+    """setup.py as Python's parser reads it; None where it cannot be read (it says nothing then)."""
     try:
         if not setup.is_file() or setup.stat().st_size > MAX_SETUP_BYTES:
-            return False
-        tree = ast.parse(setup.read_bytes(), filename=str(setup))
+            return None
+        return ast.parse(setup.read_bytes(), filename=str(setup))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return False  # a setup.py that cannot be read says nothing either way
+        return None
+
+
+def _setup_uses_torch_builder(setup: Path) -> bool:
+    tree = _setup_tree(setup)
+    if tree is None:
+        return False
     for node in ast.walk(tree):
         if isinstance(node, ast.alias) and (node.name in TORCH_BUILDERS or node.name.endswith(".cpp_extension")):
             return True

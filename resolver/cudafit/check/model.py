@@ -132,6 +132,8 @@ class Document(NamedTuple):
     compiled_here: bool = False
     # a pyproject whose build compiles against torch: how, in words (check/extension.py); "" where nothing says so
     extension: str = ""
+    # its torch as setup.py or a setuptools dynamic file declares it, where the pyproject lists no dependencies
+    extension_torch: tuple[Pin, ...] = ()
     # a Dockerfile's compiles of torch CUDA extensions by a setup script or a build without isolation, every stage's
     source_builds: tuple[SourceBuild, ...] = ()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from cudafit.check import pins
-from cudafit.check.extension import built_beside_runtime, compiled_by
+from cudafit.check.extension import built_beside_runtime, compiled_by, declared_torch
 from cudafit.check.model import BUILD_SYSTEM, Document, IndexRef, Pin, Problem, Route, Span
 from cudafit.check.pins import NOT_A_REQUIREMENT
 from cudafit.check.source import read_text
@@ -197,6 +197,7 @@ def read(path: Path) -> Document:
     found += _poetry(poetry, where, by_name)
 
     requires_python = project.get("requires-python")
+    extension = _extension(path, data, found)
     return Document(
         str(path),
         "pyproject",
@@ -205,7 +206,8 @@ def read(path: Path) -> Document:
         problems=tuple(problems),
         lines={str(path): tuple(where.lines)},
         requires_python=requires_python if isinstance(requires_python, str) else "",
-        extension=_extension(path, data, found),
+        extension=extension,
+        extension_torch=declared_torch(path, data) if extension else (),
     )
 
 
