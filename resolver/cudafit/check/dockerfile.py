@@ -67,8 +67,9 @@ def read(path: Path) -> Document:
     # uv reads it, pip does not: only a Dockerfile that runs uv can be given an index this way
     uses_uv = any(item["instruction"] == "RUN" and _UV_RUN.search(item["value"]) for item in structure)
     context_config = _context_uv_config(path) if uses_uv else ""
+    stage_of = _stages(structure)
     for n, item in enumerate(structure):
-        if _stage_of(structure, n) in running and (_sets_config(item) or (context_config and _copies_context(item))):
+        if stage_of[n] in running and (_sets_config(item) or (context_config and _copies_context(item))):
             # pip or uv reads an index from a file the Dockerfile brings in, which is not read here:
             # where the pins come from is unknown, so no index claim (as for an unknown index)
             where = _span(str(path), lines, item["startline"], item["endline"], item["value"].split()[0])
@@ -76,7 +77,7 @@ def read(path: Path) -> Document:
             if not _sets_config(item):
                 given = f"the uv configuration the build context brings ({context_config})"
             indexes.append(IndexRef(f"{given} ({item['instruction']} line {item['startline'] + 1})", "index-url", where))
-        if item["instruction"] != "RUN" or _stage_of(structure, n) not in running:
+        if item["instruction"] != "RUN" or stage_of[n] not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
         # pip and uv read their indexes from the environment too, and ARG and ENV values are in it
@@ -173,8 +174,9 @@ def _source_builds(
     pip_config: dict[int, dict[str, str]] = {}  # what `pip config set` wrote in each stage's chain
     said: dict[int, str] = {}  # what each stage's chain has run or worked in so far, for the projects it builds
     out: list[SourceBuild] = []
+    stage_of = _stages(structure)
     for n, item in enumerate(structure):
-        stage = _stage_of(structure, n)
+        stage = stage_of[n]
         if item["instruction"] == "FROM":
             up = parents.get(n)
             torch[n] = torch.get(up) if up is not None else None
@@ -230,7 +232,6 @@ def _source_builds(
                             command,
                             evidence,
                             image,
-                            image_span,
                             held[0],
                             held[1],
                             _platforms(structure, set(chain), root),
@@ -276,7 +277,8 @@ def _platforms(structure: list[dict], running: set[int], root: Optional[int]) ->
         arch = _ARCHES.get((value.split("/")[1] if "/" in value else value).lower())
         if arch is not None:
             return (arch,)
-    runs = [item["value"] for n, item in enumerate(structure) if item["instruction"] == "RUN" and _stage_of(structure, n) in running]
+    stage_of = _stages(structure)
+    runs = [item["value"] for n, item in enumerate(structure) if item["instruction"] == "RUN" and stage_of[n] in running]
     named = {_ARCHES[m] for value in runs for m in _WHEEL_ARCH.findall(value)}
     # an install chosen by the machine it runs on (`if [ "$(uname -m)" = x86_64 ]`) leaves the others built
     chosen = any(_CHOSEN_BY_ARCH.search(value) for value in runs)
@@ -307,9 +309,14 @@ def _running_stages(structure: list[dict]) -> set[int]:
     return out
 
 
-def _stage_of(structure: list[dict], n: int) -> int:
-    """The index of the FROM that begins the stage instruction `n` is in (0 before any)."""
-    return max((m for m in range(n + 1) if structure[m]["instruction"] == "FROM"), default=0)
+def _stages(structure: list[dict]) -> list[int]:
+    """For each instruction, the index of the FROM that begins its stage (0 before any)."""
+    out, stage = [], 0
+    for n, item in enumerate(structure):
+        if item["instruction"] == "FROM":
+            stage = n
+        out.append(stage)
+    return out
 
 
 # Docker Hub's images the rules read, as a mirror of the hub serves them too (docker.1ms.run/nvidia/cuda:...)

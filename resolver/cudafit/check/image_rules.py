@@ -37,6 +37,8 @@ from cudafit.records import Matrices, TorchRelease
 # images with nvcc: nvidia/cuda's devel flavours (Docker Hub or NGC), and pytorch/pytorch's
 _DEVEL = re.compile(r"^(?:docker\.io/|nvcr\.io/)?nvidia/cuda:(?P<cuda>\d+)\.(?P<minor>\d+)(?:\.\d+)?-(?:cudnn\d*-)?devel-")
 _PYTORCH = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(?P<torch>[\d.]+)-cuda(?P<cuda>\d+)\.(?P<minor>\d+)-cudnn\d+-devel$")
+# A CUDA variant's name: cu118 is CUDA 11.8, cu130 13.0
+_CUDA_VARIANT = re.compile(r"cu(\d+)(\d)")
 
 
 class _Compiles(NamedTuple):
@@ -188,8 +190,8 @@ def _torch_cuda_major(doc: Document, pin: Pin, releases: dict[str, TorchRelease]
     if local is None and only_from_pypi(doc, pin):
         release = releases.get(pin.version or "")
         local = (release.pypi_variant or {}).get("linux-x86_64") if release is not None else None
-    match = re.fullmatch(r"cu(\d+)(\d)", local or "")
-    return match[1] if match else None
+    major = _major(local or "")
+    return str(major) if major is not None else None
 
 
 def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, TorchRelease]) -> list[Finding]:
@@ -198,8 +200,10 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
     out = []
     for build in doc.source_builds:
         match = _DEVEL.match(build.image) or _PYTORCH.match(build.image)
+        if match is None:
+            continue  # an image whose nvcc is not told by its name
         served = _torch_served(build, releases)
-        if match is None or served is None:
+        if served is None:
             continue
         nvcc = int(match["cuda"])
         # A range takes, for each Python, its newest release the data knows. For a Python the range's
@@ -264,12 +268,12 @@ def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease]) -> Opti
 
 
 def _major(variant: str) -> Optional[int]:
-    match = re.fullmatch(r"cu(\d+)(\d)", variant)
+    match = _CUDA_VARIANT.fullmatch(variant)
     return int(match[1]) if match else None
 
 
 def _cuda(variant: str) -> str:
-    match = re.fullmatch(r"cu(\d+)(\d)", variant)
+    match = _CUDA_VARIANT.fullmatch(variant)
     return f"CUDA {match[1]}.{match[2]}" if match else (variant or "no known build")
 
 

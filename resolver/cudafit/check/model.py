@@ -106,7 +106,6 @@ class SourceBuild(NamedTuple):
     command: str  # its words, as the message quotes them
     evidence: str  # what says it compiles CUDA code against torch, in words
     image: str
-    image_span: Span
     torch: Pin  # the last install that named torch in the chain (a compile before any is not told)
     indexes: tuple[IndexRef, ...] = ()  # that install's extra indexes and pages
     platforms: tuple[str, ...] = ()  # the machines the stage is built for
