@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from cudafit.check.memo import by_identity
 from cudafit.check.model import BUILD_SYSTEM, ONE_SET, Document, Pin
 from cudafit.check.pins import recorded
 from cudafit.records import Matrices, WheelFiles
@@ -135,24 +136,33 @@ def _floored(spec: SpecifierSet, oldest: Version) -> bool:
 def _required(pin: Pin, spec: SpecifierSet, releases: tuple[WheelFiles, ...], matrices: Matrices) -> list[Pin]:
     """The requirements every release the pin admits records (liger-kernel's triton), each as the
     releases write it where they agree, else any release of it; under both markers."""
+    label = f"{pin.name} {pin.version}" if pin.version is not None else pin.name
+    out: list[Pin] = []
+    for name, specifier, recorded_marker in by_identity(matrices, ("brought", pin.name, pin.specifier), lambda: _agreed(pin.name, spec, releases, matrices)):
+        both = [m for m in (pin.marker, recorded_marker) if m]
+        marker = " and ".join(f"({m})" for m in both) if len(both) > 1 else (both[0] if both else None)
+        out.append(pin._replace(name=name, specifier=specifier, version=None, local=None, marker=marker, extras=(), required_by=label))
+    return out
+
+
+def _agreed(own: str, spec: SpecifierSet, releases: tuple[WheelFiles, ...], matrices: Matrices) -> tuple[tuple[str, str, str], ...]:
+    """(name, specifier or "" where they differ, marker) of each requirement of the data's files
+    that every release `spec` admits records, with one marker: asked once per name and range (a
+    pyproject repeats a requirement in many extras)."""
     admitted = [r for r in releases if spec.contains(r.version, prereleases=True)]
     if not admitted or not all(r.requires for r in admitted):
-        return []
+        return ()
     said: dict[str, set[tuple[str, str]]] = {}
     for release in admitted:
         for text in release.requires:
             wanted = recorded(text)
             said.setdefault(wanted.name, set()).add((wanted.specifier, wanted.marker or ""))
-    out: list[Pin] = []
-    label = f"{pin.name} {pin.version}" if pin.version is not None else pin.name
+    out = []
     for name, forms in said.items():
         markers = {m for _s, m in forms}
-        if name not in matrices.wheel_files or name == pin.name or len(markers) != 1:
+        if name not in matrices.wheel_files or name == own or len(markers) != 1:
             continue  # releases that disagree on where it applies: not judged
         if sum(1 for r in admitted if any(recorded(t).name == name for t in r.requires)) != len(admitted):
             continue  # some release does without it
-        specifier = next(iter(forms))[0] if len(forms) == 1 else ""
-        both = [m for m in (pin.marker, next(iter(markers))) if m]
-        marker = " and ".join(f"({m})" for m in both) if len(both) > 1 else (both[0] if both else None)
-        out.append(pin._replace(name=name, specifier=specifier, version=None, local=None, marker=marker, extras=(), required_by=label))
-    return out
+        out.append((name, next(iter(forms))[0] if len(forms) == 1 else "", next(iter(markers))))
+    return tuple(out)
