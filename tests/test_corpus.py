@@ -43,6 +43,8 @@ def test_the_manifest_names_real_files_of_many_projects():
     for entry in MANIFEST:
         assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry
         assert (CORPUS / entry["local"]).is_file(), entry["local"]
+        for beside in entry.get("beside", ()):  # read with the file (a pyproject's setup.py), of the same commit
+            assert (CORPUS / entry["local"]).with_name(beside).is_file(), (entry["local"], beside)
         assert entry["kind"] in ("requirements", "pyproject", "uv-lock", "pylock", "conda-env", "dockerfile")
 
 
@@ -112,6 +114,10 @@ def classify() -> dict[str, list[tuple[str, Finding, str]]]:
                 # a compile in an image: the nvcc its tag names against torch's CUDA (the data), which
                 # uv never sees (it installs, it does not build); torch's extension builder refuses it
                 out["confirmed"].append((local, f, "data and torch's cpp_extension"))
+            elif f.code == "CF014":
+                # an extension built against one torch release line and run with another: it installs,
+                # and fails when imported (torch's C++ ABI), which no resolver sees
+                out["confirmed"].append((local, f, "torch's C++ ABI"))
             elif f.code == "CF012":
                 # an include loop is pip's refusal (pip 26.3: "recursively references itself"); uv
                 # reads each file once, so its verdict does not speak to it

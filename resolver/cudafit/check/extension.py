@@ -5,7 +5,9 @@ build requirements (YOLO-World does) builds and runs with any torch, so what its
 installs never matters. The evidence read here: a build backend that exists to compile (CMake,
 Meson), setuptools' `ext-modules` in pyproject.toml, or a setup.py beside it that uses torch's
 `cpp_extension` (the way PyTorch extensions are built), read with Python's own parser. uv can be
-told to build against the runtime's torch instead (`built_beside_runtime`)."""
+told to build against the runtime's torch instead (`built_beside_runtime`). Where the pyproject
+lists no dependencies, the torch the project runs with is the one setuptools reads
+(`declared_torch`): setup.py's `install_requires`, or a `[tool.setuptools.dynamic]` file."""
 
 from __future__ import annotations
 
