@@ -570,6 +570,8 @@ SETUP_WITH_REQUIRES = TORCH_EXTENSION_SETUP.replace('setup(name="ext",', "setup(
         ("", "'torch==2.1.2'", True),  # no [project] table: setup.py's list is the project's
         ('[project]\nname = "ext"\ndynamic = ["dependencies"]\n', "'torch>=2.0,<2.4'", True),
         ("", "'torch>=2.0'", False),  # the runtime can be of the build's line
+        ("", "'torch==2.1.2', 'torch==2.1.2'", True),  # one requirement written twice (megablocks' setup.py did)
+        ("", "'torch==2.1.2', 'torch==2.2.2'", False),  # two that disagree: pip refuses them, CF014 says nothing
         ("", "'torch==2.1.2; sys_platform == \"linux\"'", False),  # a marked requirement: not everywhere
         ("", "f'torch=={torch.__version__}'", False),  # computed from the build's own torch: no constant
         ('[project]\nname = "ext"\ndependencies = ["numpy"]\n', "'torch==2.1.2'", False),  # the pyproject's list wins

@@ -27,6 +27,7 @@ def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, T
     runtime = [p for p in doc.pins if p.group == "" and p.name == "torch" and not p.marker and not p.constraint and not p.override]
     # A pyproject that lists no dependencies leaves them to setup.py or a setuptools dynamic file
     runtime = runtime or [p for p in doc.extension_torch if not p.marker]
+    runtime = list({p.specifier: p for p in reversed(runtime)}.values())  # one requirement written twice is one
     if len(built) != 1 or len(runtime) != 1:
         return out
     known = sorted(r.version for r in matrices.torch if not r.version.is_prerelease)
