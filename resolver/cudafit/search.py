@@ -10,7 +10,6 @@ family in the order the user named them, the best build consistent with those al
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 from typing import Optional
 
@@ -98,6 +97,8 @@ def _admits(spec: str, version: str) -> bool:
 # solve of a check run (each file beside the same torch), so the answers outlive one solve.
 _FITS: dict[tuple, bool] = {}
 _FITS_LIMIT = 65536
+# ... and which of the other family's builds tells why a build fits none of them
+_TELLING: dict[tuple, Optional[tuple]] = {}
 
 
 def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -> tuple[list[list[Candidate]], list[Rejection]]:
@@ -131,8 +132,9 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
         )
 
     sigs = [{id(c): signature(c) for c in d} for d in domains]
-    if len(_FITS) >= _FITS_LIMIT:
+    if len(_FITS) >= _FITS_LIMIT or len(_TELLING) >= _FITS_LIMIT:
         _FITS.clear()
+        _TELLING.clear()
     # What a signature leaves out depends on these: they are part of every key.
     kind = (versions_matter, minors_matter, policy.mixed_cuda)
 
@@ -165,7 +167,12 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
                     if supported(a, i, others):
                         keep.append(a)
                     else:
-                        example = _telling(a, others.values(), policy)
+                        # which build tells why is decided by signatures too: asked once per run
+                        told = (kind, sigs[i][id(a)], tuple(others))
+                        if told not in _TELLING:
+                            _TELLING[told] = _telling(a, others, policy)
+                        teller = _TELLING[told]
+                        example = conflict(a, others[teller], policy) if teller is not None else None
                         removed.append(
                             Rejection(
                                 a.family,
@@ -183,18 +190,18 @@ def arc_consistent(offered: list[tuple[str, list[Candidate]]], policy: Policy) -
     return domains, removed
 
 
-def _telling(a: Candidate, others: Iterable[Candidate], policy: Policy) -> Optional[Clash]:
-    """The clash that explains a build's refusal, against the best builds of the other family
-    first: a CUDA major says least when another build of that family shares a's major, so the
-    first clash of another kind wins over it."""
+def _telling(a: Candidate, others: dict[tuple, Candidate], policy: Policy) -> Optional[tuple]:
+    """The signature of the build whose clash explains a build's refusal, against the best builds
+    of the other family first: a CUDA major says least when another build of that family shares
+    a's major, so the first clash of another kind wins over it."""
 
     def major(c: Candidate) -> str:
         return c.cuda.split(".")[0] if c.cuda else ""
 
     # the builds of a's CUDA major first: theirs is the clash that keeps a out for another reason
-    ordered = sorted(others, key=lambda b: major(b) != major(a))
-    found = [c for c in (conflict(a, b, policy) for b in ordered) if c is not None]
-    return next((c for c in found if c.kind != "cuda-major"), found[0] if found else None)
+    ordered = sorted(others.items(), key=lambda item: major(item[1]) != major(a))
+    found = [(sb, c) for sb, c in ((sb, conflict(a, b, policy)) for sb, b in ordered) if c is not None]
+    return next((sb for sb, c in found if c.kind != "cuda-major"), found[0][0] if found else None)
 
 
 def search_in_order(domains: list[list[Candidate]], policy: Policy) -> Optional[list[Candidate]]:
