@@ -386,6 +386,8 @@ def test_conda_versions_compare_padded_with_zeros(tmp_path):
         ('"torch==2.5.1"', '"torch>=2.4,<2.6"', []),  # the runtime can be a 2.5
         ('"torch==2.5.1+cu124"', '"torch==2.5.1+cu124"', ["CF001"]),  # local tags name the same line
         ('"torch>=2.4"', '"torch>=2.5"', ["CF008"]),  # both take the newest
+        ('"torch"', '"torch==2.5.1; platform_machine == \'x86_64\'"', ["CF014"]),  # where the marker holds
+        ('"torch"', '"torch>=2.4", "torch<2.6; sys_platform == \'linux\'"', ["CF008", "CF014"]),  # the marked bound keeps Linux off 2.15
     ],
 )
 def test_an_extension_built_against_another_torch_line_is_cf014(tmp_path, build, runtime, expected):
@@ -572,7 +574,8 @@ SETUP_WITH_REQUIRES = TORCH_EXTENSION_SETUP.replace('setup(name="ext",', "setup(
         ("", "'torch>=2.0'", False),  # the runtime can be of the build's line
         ("", "'torch==2.1.2', 'torch==2.1.2'", True),  # one requirement written twice (megablocks' setup.py did)
         ("", "'torch==2.1.2', 'torch==2.2.2'", False),  # two that disagree: pip refuses them, CF014 says nothing
-        ("", "'torch==2.1.2; sys_platform == \"linux\"'", False),  # a marked requirement: not everywhere
+        ("", "'torch==2.1.2; sys_platform == \"linux\"'", True),  # judged where its marker holds: on Linux
+        ("", "'torch==2.1.2; sys_platform == \"never\"'", False),  # holds nowhere (Megatron-LM's way to leave torch out)
         ("", "f'torch=={torch.__version__}'", False),  # computed from the build's own torch: no constant
         ('[project]\nname = "ext"\ndependencies = ["numpy"]\n', "'torch==2.1.2'", False),  # the pyproject's list wins
     ],
@@ -602,3 +605,22 @@ def test_cf014_reads_a_setuptools_dynamic_dependencies_file(tmp_path):
     assert "CF014" not in check(tmp_path / "b", files, "pyproject.toml").stdout
     # a file that is not there declares nothing
     assert "CF014" not in check(tmp_path / "c", {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP}, "pyproject.toml").stdout
+
+
+def test_a_changed_setup_py_checks_the_pyproject_beside_it(tmp_path):
+    """pre-commit passes only changed files: a bump of setup.py's torch (megablocks' branch) is
+    checked with its pyproject.toml; a setup.py with none beside it checks nothing; both given are one."""
+    import re
+
+    from ruamel.yaml import YAML
+
+    text = '[build-system]\nrequires = ["setuptools", "torch==2.4.0"]\nbuild-backend = "setuptools.build_meta"\n'
+    files = {"pkg/pyproject.toml": text, "pkg/setup.py": SETUP_WITH_REQUIRES.replace("{runtime}", "'torch==2.5.1'"), "alone/setup.py": "print('hi')\n"}
+    result = check(tmp_path, files, "pkg/setup.py")
+    assert result.exit_code == 1 and "pkg/pyproject.toml:2:" in result.stdout and "CF014" in result.stdout
+    assert "1 file checked" in result.stdout
+    assert check(tmp_path, files, "pkg/setup.py", "pkg/pyproject.toml").stdout.count("CF014") == 1
+    alone = check(tmp_path, files, "alone/setup.py")
+    assert alone.exit_code == 0 and "CF000" not in alone.stdout  # not read as a requirements file
+    hook = YAML(typ="safe").load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())[0]
+    assert re.search(hook["files"], "pkg/setup.py") and not re.search(hook["files"], "pkg/setup.cfg")

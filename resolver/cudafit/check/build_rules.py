@@ -9,6 +9,7 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from cudafit.check.environments import PLATFORMS, PYTHONS, Environment, admitted, holds_in
 from cudafit.check.model import BUILD_SYSTEM, Document, Finding, Pin
 from cudafit.check.rules import finding
 from cudafit.records import Matrices, TorchRelease
@@ -24,28 +25,41 @@ def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, T
     if not doc.extension or not matrices.torch:
         return out
     built = [p for p in doc.pins if p.group == BUILD_SYSTEM and p.name == "torch"]
-    runtime = [p for p in doc.pins if p.group == "" and p.name == "torch" and not p.marker and not p.constraint and not p.override]
+    declared = [p for p in doc.pins if p.group == "" and p.name == "torch" and not p.constraint and not p.override]
     # A pyproject that lists no dependencies leaves them to setup.py or a setuptools dynamic file
-    runtime = runtime or [p for p in doc.extension_torch if not p.marker]
-    runtime = list({p.specifier: p for p in reversed(runtime)}.values())  # one requirement written twice is one
-    if len(built) != 1 or len(runtime) != 1:
+    declared = declared or list(doc.extension_torch)
+    # one requirement written twice is one
+    unmarked = list({p.specifier: p for p in reversed(declared) if not p.marker}.values())
+    if len(built) != 1 or len(unmarked) > 1:
         return out
+    # A marked requirement holds where its marker does (`torch==2.4.1; sys_platform == 'linux'`):
+    # judged there, unless no platform and Python the file admits satisfies it (Megatron's 'never')
+    told = admitted(doc.requires_python) or PYTHONS
+    marked = [
+        p
+        for p in {(p.specifier, p.marker): p for p in reversed(declared) if p.marker}.values()
+        if any(holds_in(p.marker or "", Environment(platform, python, "")) for platform in PLATFORMS for python in told)
+    ]
     known = sorted(r.version for r in matrices.torch if not r.version.is_prerelease)
     # A release line after the data's newest: PyPI may already have it
     after = Version(f"{known[-1].major}.{known[-1].minor + 1}.0")
     build_line, build_after = _lines(built[0], known, after)
-    run_lines, run_after = _lines(runtime[0], known, after)
-    if not build_line or not run_lines:
+    if not build_line:
         return out  # a release the data does not know: nothing to compare with
     # The build takes the newest that matches: the newest known line or, where the spec admits
-    # one, a later line; either way the extension loads only where the runtime can be of it.
+    # one, a later line; either way the extension loads only where the runtime can be of it. Each
+    # requirement is judged alone: one that admits no torch of that line keeps the runtime off it
+    # wherever it holds, whatever the others allow.
     newest = max(build_line)
-    if newest in run_lines or (build_after and run_after):
+    runtime = next((p for p in unmarked + marked if _keeps_off(p, newest, build_after, known, after)), None)
+    if runtime is None:
         return out
-    exact = runtime[0].version
-    said = f"pins torch {exact}" if exact else f"requires '{runtime[0].span.text}', which admits no torch {newest[0]}.{newest[1]}"
-    if runtime[0].span.path != built[0].span.path:  # declared where setuptools reads it
-        said += f" ({Path(runtime[0].span.path).name}, line {runtime[0].span.line})"
+    exact = runtime.version
+    said = f"pins torch {exact}" if exact else f"requires '{runtime.span.text}', which admits no torch {newest[0]}.{newest[1]}"
+    if runtime.span.path != built[0].span.path:  # declared where setuptools reads it
+        said += f" ({Path(runtime.span.path).name}, line {runtime.span.line})"
+    if runtime.marker:
+        said += f" where {runtime.marker}"
     out.append(
         finding(
             "CF014",
@@ -57,6 +71,13 @@ def build_torch_differs(doc: Document, matrices: Matrices, releases: dict[str, T
         )
     )
     return out
+
+
+def _keeps_off(pin: Pin, line: tuple[int, ...], build_after: bool, known: list[Version], after: Version) -> bool:
+    """Whether no torch the requirement admits is of the build's release line (nor, where the
+    build may take a line after the data's, of a later one); False where the data knows none of it."""
+    run_lines, run_after = _lines(pin, known, after)
+    return bool(run_lines) and line not in run_lines and not (build_after and run_after)
 
 
 def _lines(pin: Pin, known: list[Version], after: Version) -> tuple[set[tuple[int, ...]], bool]:

@@ -93,6 +93,12 @@ def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
                     reader = reader_by_name(Path(root, name))
                     if reader is not None:
                         out.append((Path(root, name), reader))
+        elif path.name == "setup.py":
+            # Read with the pyproject.toml beside it (how it compiles, the torch it declares): a hook
+            # given a changed setup.py checks that project. Alone it is no dependency file.
+            if path.with_name("pyproject.toml").is_file():
+                out.append((path.with_name("pyproject.toml"), pyproject.read))
         elif not path.name.endswith(".dockerignore"):  # BuildKit's ignore file beside a Dockerfile: nothing to check
             out.append((path, reader_by_name(path) or reader_by_content(path)))
-    return out
+    # a file named twice (a pyproject.toml and its setup.py, both changed) is checked once
+    return list(dict.fromkeys(out))
