@@ -220,6 +220,8 @@ def test_flash_attention_built_as_a_wheel_may_download_its_release_asset(tmp_pat
     ('"torch<2.1"', "11.8.0", False),  # 2.0.1, CUDA 11.7
     ('"torch>=2.11"', "12.8.1", True),  # CUDA 13 builds, and any later release only moves up
     ('"torch>=2.11"', "13.0.0", False),
+    ('"torch<2.9"', "13.0.0", True),  # every release below 2.9 is a CUDA 12 build or older: no later one can come
+    ('"torch>=2.7,<2.9"', "12.8.1", False),  # 2.8.0 is a CUDA 12.8 build
 ])
 def test_a_torch_range_is_each_pythons_newest_release(tmp_path: Path, torch: str, image: str, fires: bool):
     text = MISTRAL.replace("11.8.0", image) + f"RUN pip3 install {torch}\n" + APEX

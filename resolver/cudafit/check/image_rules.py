@@ -207,16 +207,18 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
             continue
         nvcc = int(match["cuda"])
         # A range takes, for each Python, its newest release the data knows. For a Python the range's
-        # newest release serves, a release the data lacks may come later, of another CUDA major but only
-        # a higher one: above the image's, it stays above. An older Python's newest is final.
+        # newest release serves, a release the data lacks may come later where the range admits one
+        # (not `<2.9`), of another CUDA major but only a higher one: above the image's, it stays
+        # above. An older Python's newest is final.
         exact = build.torch.version is not None or build.torch.local is not None or build.torch.from_index is not None
+        open_above = not exact and _admits_later(build.torch.specifier, releases)
         newest = max((Version(version) for found in served.values() for version, _v in found if version), default=None)
         wrong = {
             platform: builds
             for platform, builds in served.items()
             if builds
             and all(
-                m is not None and m != nvcc and (exact or m > nvcc or Version(version) != newest)
+                m is not None and m != nvcc and (m > nvcc or not (open_above and Version(version) == newest))
                 for version, m in ((version, _major(v)) for version, v in builds)
             )
         }
@@ -237,6 +239,17 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
             )
         )
     return out
+
+
+def _admits_later(specifier: str, releases: dict[str, TorchRelease]) -> bool:
+    """Whether a requirement admits a torch after the data's newest (its next patch, line or major)."""
+    try:
+        spec = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return True
+    last = max(r.version for r in releases.values())
+    later = (f"{last.major}.{last.minor}.{last.micro + 1}", f"{last.major}.{last.minor + 1}.0", f"{last.major + 1}.0.0")
+    return any(spec.contains(v, prereleases=True) for v in later)
 
 
 def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease]) -> Optional[dict[str, list[tuple[str, str]]]]:
@@ -288,4 +301,4 @@ def _torch_said(pin: Pin, builds: list[tuple[str, str]]) -> str:
         return f"{text}, a {_cuda(builds[0][1])} build"
     majors = " or ".join(sorted({str(_major(v)) for _version, v in builds}))
     each = ", ".join(f"{version} with {_cuda(variant)}" for version, variant in builds)
-    return f"{text}, whose newest release for the image's Python is a CUDA {majors} build ({each})"
+    return f"{text}, whose newest release depends on the image's Python: a CUDA {majors} build for each ({each})"
