@@ -974,3 +974,10 @@ def test_a_target_without_a_gpu_asks_nothing_of_a_driver(tmp_path):
     # what holds without a driver is still said: no CUDA build of it for a Mac
     reqs = "--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n"
     assert "CF010" in codes(tmp_path, {"requirements.txt": reqs}, "--driver", "none", "--os", "macos", "--arch", "aarch64")
+
+
+@pytest.mark.parametrize("line", ["-e", "--index-url", "--extra-index-url ", "-f", "--trusted-host"])
+def test_an_option_without_its_value_is_cf000(tmp_path, line):
+    # pip 26: "error: --index-url option requires 1 argument", before it reads any other line
+    assert codes(tmp_path, {"requirements.txt": f"{line}\ntorch==2.5.1\n"}) == ["CF000"]
+    assert codes(tmp_path / "ok", {"requirements.txt": "--no-index\n--pre\n-e .\ntorch==2.5.1\n"}) == []

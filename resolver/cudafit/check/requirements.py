@@ -26,6 +26,8 @@ _INDEX_OPTIONS = {
     "--find-links": "find-links",
 }
 _INCLUDE_OPTIONS = {"-r": False, "--requirement": False, "-c": True, "--constraint": True}
+# The options of a requirements file that take a value (pip's own list, less the includes above)
+_NEEDS_VALUE = {*_INDEX_OPTIONS, "-e", "--editable", "--trusted-host", "--only-binary", "--no-binary", "--use-feature", "--config-settings"}
 
 
 class LogicalLine(NamedTuple):
@@ -186,6 +188,8 @@ def parse_line(text: str, span: Span, group: str, constraint: bool = False) -> U
         name, value = _option(text)
         if name in _INDEX_OPTIONS and value:
             return IndexRef(value, _INDEX_OPTIONS[name], span._replace(text=value, col=span.col + text.index(value)))
+        if name in _NEEDS_VALUE and not value:
+            return Problem(pins.NOT_A_REQUIREMENT, f"{name} without its value: pip refuses the line ({name} option requires 1 argument)", span)
         return None
     requirement = _requirement_part(text)
     found = pins.parse(requirement, span._replace(text=requirement), group=group, constraint=constraint)
