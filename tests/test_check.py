@@ -981,3 +981,43 @@ def test_an_option_without_its_value_is_cf000(tmp_path, line):
     # pip 26: "error: --index-url option requires 1 argument", before it reads any other line
     assert codes(tmp_path, {"requirements.txt": f"{line}\ntorch==2.5.1\n"}) == ["CF000"]
     assert codes(tmp_path / "ok", {"requirements.txt": "--no-index\n--pre\n-e .\ntorch==2.5.1\n"}) == []
+
+
+def test_a_file_or_folder_that_cannot_be_read_is_reported_and_the_others_checked(tmp_path, monkeypatch):
+    """pre-commit and CI name many files: one without read permission is one error (exit 2), not
+    a refusal of the whole command line (root reads anything, so the refusal is simulated)."""
+    import cudafit.check.files as files_module
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "requirements.txt").write_text("torch==2.5.1\n")
+    (tmp_path / "b-requirements.txt").write_text("torch==2.5.1+cu124\n")
+    real_walk = os.walk
+
+    def walk(top, onerror=None, **kwargs):
+        if Path(top).name == "a":
+            onerror(PermissionError(13, "Permission denied", str(top)))
+            return iter(())
+        return real_walk(top, onerror=onerror, **kwargs)
+
+    def listdir(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(files_module.os, "walk", walk)
+    monkeypatch.setattr(files_module.os, "listdir", listdir)
+    result = check(tmp_path, {}, "a", "b-requirements.txt")
+    assert result.exit_code == 2 and "CF001" in result.stdout
+    assert "a: cannot read the folder: Permission denied" in result.stderr
+
+
+def test_a_folder_without_dependency_files_passes_with_a_warning(tmp_path):
+    result = check(tmp_path, {"notes.txt": "torch\n"}, ".")
+    assert result.exit_code == 0 and "no dependency files found" in result.stderr and "0 files" in result.stdout
+    assert "no dependency files" not in check(tmp_path / "b", {"requirements.txt": "numpy\n"}, ".").stderr
+
+
+def test_a_broken_pyproject_read_for_settings_says_so(tmp_path):
+    files = {"pyproject.toml": "[project\nname = 1\n", "requirements.txt": "numpy\n"}
+    named = check(tmp_path, files, "requirements.txt")
+    assert named.exit_code == 2 and "read for its [tool.cudafit] settings" in named.stderr
+    walked = check(tmp_path, files, ".")  # checked itself: its own error, said once
+    assert walked.exit_code == 2 and walked.stderr.count("not valid TOML") == 1 and "settings" not in walked.stderr

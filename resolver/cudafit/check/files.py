@@ -43,6 +43,15 @@ _SKIP_DIRS = {
 }
 
 
+def _unreadable_folder(path: Path) -> Document:
+    """The reader of a folder a walk could not list: says why."""
+    try:
+        os.listdir(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the folder: {exc.strerror}") from None
+    raise InputError(f"{path}: could not be read while its folder was walked")
+
+
 def reader_by_name(path: Path) -> Optional[Reader]:
     if path.name.endswith(".dockerignore"):
         return None  # BuildKit's per-Dockerfile ignore file (Dockerfile.dockerignore), not a Dockerfile
@@ -86,13 +95,16 @@ def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
     out: list[tuple[Path, Reader]] = []
     for path in paths:
         if path.is_dir():
-            for root, dirs, files in os.walk(path):
+            unreadable: list[OSError] = []
+            for root, dirs, files in os.walk(path, onerror=unreadable.append):
                 # Hidden folders hold dependency files too (.github/, .runpod/); tool caches are skipped.
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".venv"))
                 for name in sorted(files):
                     reader = reader_by_name(Path(root, name))
                     if reader is not None:
                         out.append((Path(root, name), reader))
+            # a folder the walk cannot list is reported as a file that cannot be read, not skipped
+            out += [(Path(exc.filename or path), _unreadable_folder) for exc in unreadable]
         elif path.name == "setup.py":
             # Read with the pyproject.toml beside it (how it compiles, the torch it declares): a hook
             # given a changed setup.py checks that project. Alone it is no dependency file.

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(readable=False, path_type=Path))  # an unreadable file is that file's error, the others are still checked
 @machine_options
 @click.option("--output-format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True, help="How findings are printed.")
 @click.option("--fix", is_flag=True, help="Rewrite what is unambiguous (a companion's version, an index URL), keeping comments and layout.")
@@ -117,9 +117,17 @@ def check(
             findings = report.findings
         elif write_errors:
             report = report._replace(errors=report.errors + tuple(write_errors))
+    if config_error and config_error not in report.errors:
+        # not one of the files checked: say why it was read
+        config_error += " (read for its [tool.cudafit] settings; --config names another file)"
     errors = tuple(dict.fromkeys((config_error, *report.errors) if config_error else report.errors))
     for error in errors:
         click.echo(f"cudafit: error: {error}", err=True)
+    if not report.files and not errors and any(p.is_dir() for p in paths or (Path("."),)):
+        # a mistyped folder in CI passes nothing through unnoticed: say so (it is no error: a
+        # project may have no dependency files yet)
+        known = "requirements*.txt, pyproject.toml, uv.lock, pylock.toml, environment*.yml, Dockerfile"
+        click.echo(f"cudafit: warning: no dependency files found ({known})", err=True)
     if fmt == "json":
         click.echo(output.as_json(findings), nl=False)
     elif fmt == "github":
