@@ -624,3 +624,18 @@ def test_a_changed_setup_py_checks_the_pyproject_beside_it(tmp_path):
     assert alone.exit_code == 0 and "CF000" not in alone.stdout  # not read as a requirements file
     hook = YAML(typ="safe").load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())[0]
     assert re.search(hook["files"], "pkg/setup.py") and not re.search(hook["files"], "pkg/setup.cfg")
+
+
+def test_a_changed_dynamic_requirements_file_checks_its_project(tmp_path):
+    """A hook given only the requirements file a pyproject's [tool.setuptools.dynamic] names (a
+    torch bump there) checks that project too; an include in it is no requirement to setuptools."""
+    text = (
+        '[build-system]\nrequires = ["setuptools", "torch"]\n[project]\nname = "ext"\ndynamic = ["dependencies"]\n'
+        '[tool.setuptools.dynamic]\ndependencies = {file = ["requirements/runtime.txt"]}\n'
+    )
+    files = {"pyproject.toml": text, "setup.py": TORCH_EXTENSION_SETUP, "requirements/runtime.txt": "numpy\ntorch==2.4.1\n", "requirements/dev.txt": "torch==2.4.1\n"}
+    named = check(tmp_path, files, "requirements/runtime.txt")
+    assert named.exit_code == 1 and "pyproject.toml:2:" in named.stdout and "CF014" in named.stdout
+    assert "CF014" not in check(tmp_path, files, "requirements/dev.txt").stdout  # not the project's
+    files["requirements/runtime.txt"] = "-r dev.txt\nnumpy\n"
+    assert "CF014" not in check(tmp_path / "b", files, "pyproject.toml").stdout

@@ -100,13 +100,21 @@ def declared_torch(path: Path, data: dict[str, Any]) -> tuple[Pin, ...]:
     tool = data.get("tool")
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
-    files = dynamic.get("dependencies") if isinstance(dynamic, dict) else None
-    if isinstance(files, dict):
-        named = files.get("file")
-        names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
-        return tuple(pin for name in names if isinstance(name, str) for pin in _torch_in_file(path.parent / name))
+    if isinstance(dynamic, dict) and isinstance(dynamic.get("dependencies"), dict):
+        return tuple(pin for file in dynamic_files(path, data) for pin in _torch_in_file(file))
     tree = _setup_tree(path.parent / "setup.py")
     return _install_requires_torch(tree, str(path.parent / "setup.py")) if tree is not None else ()
+
+
+def dynamic_files(path: Path, data: dict[str, Any]) -> list[Path]:
+    """The files `[tool.setuptools.dynamic] dependencies` names, beside the pyproject at `path`."""
+    tool = data.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
+    files = dynamic.get("dependencies") if isinstance(dynamic, dict) else None
+    named = files.get("file") if isinstance(files, dict) else None
+    names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    return [path.parent / name for name in names if isinstance(name, str)]
 
 
 def _torch_in_file(file: Path) -> list[Pin]:
@@ -117,7 +125,8 @@ def _torch_in_file(file: Path) -> list[Pin]:
     try:
         if not file.is_file() or file.stat().st_size > MAX_SETUP_BYTES:
             return []
-        return [p for p in read_requirements(file).pins if p.name == "torch" and not p.constraint]
+        # setuptools reads the file's own lines: an include (`-r base.txt`) is no requirement to it
+        return [p for p in read_requirements(file).pins if p.name == "torch" and not p.constraint and p.span.path == str(file)]
     except (OSError, InputError, RecursionError):
         return []  # a file that cannot be read declares nothing here; checked on its own if found
 

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from cudafit.check import conda_env, dockerfile, lockfiles, pyproject, requirements
 from cudafit.check.model import Document
-from cudafit.check.source import regular_file
+from cudafit.check.source import read_text, regular_file
 from cudafit.errors import InputError
 
 Reader = Callable[[Path], Document]
@@ -41,6 +41,36 @@ _SKIP_DIRS = {
     *(".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"),
     *(".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".eggs", ".idea", ".vscode", ".ipynb_checkpoints", ".pixi", ".conda"),
 }
+
+
+def _declaring_pyproject(path: Path) -> Optional[Path]:
+    """The pyproject.toml whose `[tool.setuptools.dynamic] dependencies` names this requirements
+    file: the nearest one above it, where it does (a hook given only that file checks the project)."""
+    from cudafit.check.extension import dynamic_files
+
+    try:
+        here = path.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for folder in list(here.parents)[:4]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            break
+    else:
+        return None
+    try:
+        text = read_text(candidate)
+        if "dynamic" not in text:
+            return None
+        data = pyproject.load_toml(candidate, text)
+    except InputError:
+        return None  # checked on its own where it is named
+    if here not in {f.resolve() for f in dynamic_files(candidate, data)}:
+        return None
+    try:
+        return Path(os.path.relpath(candidate))
+    except ValueError:  # another drive (Windows)
+        return candidate
 
 
 def _unreadable_folder(path: Path) -> Document:
@@ -111,6 +141,10 @@ def discover(paths: list[Path]) -> list[tuple[Path, Reader]]:
             if path.with_name("pyproject.toml").is_file():
                 out.append((path.with_name("pyproject.toml"), pyproject.read))
         elif not path.name.endswith(".dockerignore"):  # BuildKit's ignore file beside a Dockerfile: nothing to check
-            out.append((path, reader_by_name(path) or reader_by_content(path)))
+            reader = reader_by_name(path) or reader_by_content(path)
+            out.append((path, reader))
+            owner = _declaring_pyproject(path) if reader is requirements.read else None
+            if owner is not None:  # its torch is that project's runtime torch (CF014)
+                out.append((owner, pyproject.read))
     # a file named twice (a pyproject.toml and its setup.py, both changed) is checked once
     return list(dict.fromkeys(out))
