@@ -156,7 +156,7 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
                     finding(
                         "CF010",
                         anchor,
-                        f"the pinned set{where} does not run on target '{target.name}': {cause}",
+                        f"what the file asks for{where} does not run on target '{target.name}': {cause}",
                         "pin builds that run there (`cudafit resolve` with the target's --driver/--gpu)",
                     )
                 )

@@ -30,7 +30,7 @@ RULES = (
     Rule("CF007", "conda-channel-release", "error", "a pytorch-channel conda spec for a release or CUDA the channel never had (it ended with 2.5)"),
     Rule("CF008", "unpinned-cuda13", "warning", "unpinned torch that installs a CUDA 13 build from PyPI on Linux, which needs driver >= 580"),
     Rule("CF009", "marker-excludes-all", "warning", "an environment marker that no platform and Python with a build of the release satisfies"),
-    Rule("CF010", "target-does-not-run", "error", "the pinned set does not run on a target machine (driver floor, no kernel image, platform)"),
+    Rule("CF010", "target-does-not-run", "error", "what the file asks for does not run on a target machine (driver floor, no kernel image, platform)"),
     Rule("CF011", "missing-include", "error", "an -r/-c include that cannot be read"),
     Rule("CF012", "include-cycle", "error", "an -r/-c include that includes itself again"),
     Rule("CF013", "not-verifiable", "note", "a pin cudafit cannot check: a release its data lacks, or an unknown fact (fails only with --strict)"),
