@@ -215,8 +215,8 @@ def test_flash_attention_built_as_a_wheel_may_download_its_release_asset(tmp_pat
 
 @pytest.mark.parametrize("torch, image, fires", [
     ('"torch>=2.0.0"', "11.8.0", True),  # every Python's newest release from 2.0 on is a CUDA 12 or 13 build
-    ("torch", "11.8.0", False),  # Python 3.7 takes 1.13.1, a CUDA 11.7 build
-    ("torch", "12.1.0", False),  # Python 3.8 takes 2.4.1, a CUDA 12.1 build
+    ("torch", "11.8.0", True),  # Ubuntu 22.04's python3 (3.10, apt) takes 2.14.1, a CUDA 13.0 build
+    ("torch", "12.1.0", True),
     ('"torch<2.1"', "11.8.0", False),  # 2.0.1, CUDA 11.7
     ('"torch>=2.11"', "12.8.1", True),  # CUDA 13 builds, and any later release only moves up
     ('"torch>=2.11"', "13.0.0", False),
@@ -622,3 +622,22 @@ def test_an_editable_install_and_its_environment_are_kept():
 
     (install,) = installs("export A=1 && FORCE_CUDA=1 pip install --no-build-isolation -e ./ext", {})
     assert install.editable == ["./ext"] and install.build_here and install.env == {"A": "1", "FORCE_CUDA": "1"}
+
+
+@pytest.mark.parametrize("python, image, fires", [
+    ("RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-dev\n", "12.8.1-devel-ubuntu22.04", True),
+    ("RUN apt-get install -y python3-pip\n", "13.0.0-devel-ubuntu24.04", False),  # 3.12 takes 2.15.0, a CUDA 13.2 build
+    ("RUN apt-get install -y python3-pip\n", "11.8.0-devel-ubuntu18.04", False),  # no data on 18.04's python3: each Python's newest
+    # another Python than the distribution's: not told, so each Python's newest (3.8 takes 2.4.1, a CUDA 12.1 build)
+    ("RUN apt-get install -y python3-pip && conda install -y python=3.11\n", "12.8.1-devel-ubuntu22.04", False),
+    ("RUN add-apt-repository ppa:deadsnakes/ppa && apt-get install -y python3.11 python3-pip\n", "12.8.1-devel-ubuntu22.04", False),
+    ("RUN apt-get install -y git\n", "12.8.1-devel-ubuntu22.04", False),  # no python3 installed here: not told
+])
+def test_an_apt_python3_is_the_images_python(tmp_path: Path, python: str, image: str, fires: bool):
+    """An nvidia/cuda image has no Python: `apt-get install python3` gives its Ubuntu's (22.04: 3.10,
+    the data's cuda-images.toml), and an unpinned torch is that Python's newest release."""
+    text = f"FROM nvidia/cuda:{image}\n{python}RUN pip3 install torch\nENV TORCH_CUDA_ARCH_LIST=8.0\nRUN pip3 install --no-build-isolation .\n"
+    code, out = check(tmp_path, text)
+    assert ("CF019" in codes(out)) == fires, out
+    if fires:
+        assert "whose newest release for the image's Python 3.10 (Ubuntu 22.04's python3, installed with apt) is 2.14.1, a CUDA 13.0 build" in out

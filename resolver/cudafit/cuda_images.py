@@ -6,12 +6,13 @@ host whose driver is older than the image's CUDA, unless a brand exception names
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit.fields import Entry, read_grade, read_str, read_str_list, table_entries
+from cudafit.fields import Entry, entries, read_grade, read_header, read_str, read_str_list, table_entries
 
 FILE = "cuda-images.toml"
 REPOSITORY = "nvidia/cuda"
@@ -66,9 +67,36 @@ def refuses(requirement: Requirement, own_driver: str, driver: str, gpu_names: t
     return geforce and not {"geforce", "geforcertx"} & set(requirement.brands)
 
 
+class UbuntuPython(NamedTuple):
+    """The python3 an Ubuntu release's archive installs (its python3-defaults): what `apt-get install
+    python3` gives in an nvidia/cuda image of that Ubuntu."""
+
+    ubuntu: str  # "ubuntu22.04", as image tags name it
+    python: str  # "3.10"
+    grade: str
+    sources: tuple[str, ...]
+
+
+def read_ubuntu(doc: dict) -> tuple[UbuntuPython, ...]:
+    """The file's [[ubuntu]] tables (the header is read with its [[image]] ones)."""
+    sources = read_header(FILE, doc)
+    out = []
+    for i, raw in enumerate(entries(FILE, doc, "ubuntu", "ubuntu"), 1):
+        e = Entry(FILE, f"[[ubuntu]] #{i} ({raw.get('ubuntu', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        ubuntu = e.get("ubuntu", read_str)
+        if not re.fullmatch(r"ubuntu\d{2}\.\d{2}", ubuntu):
+            raise e.fail("ubuntu", "expected the release as image tags name it: ubuntu22.04")
+        python = e.get("python3", read_str)
+        if not re.fullmatch(r"3\.\d+", python):
+            raise e.fail("python3", "expected a Python minor: 3.10")
+        out.append(UbuntuPython(ubuntu, python, e.get("grade", read_grade), tuple(e.raw.get("source", ()))))
+        e.finish()
+    return tuple(out)
+
+
 def read(doc: dict, dates: list[str]) -> tuple[CudaImage, ...]:
     out = []
-    for e in table_entries(FILE, doc, "image", "cuda", dates):
+    for e in table_entries(FILE, doc, "image", "cuda", dates, also=("ubuntu",)):
         cuda = e.get("cuda", read_str)
         Version(cuda)  # a version: 12.8.1
         if len(cuda.split(".")) != 3:

@@ -180,10 +180,11 @@ def entries(file: str, doc: dict, key: str, label: str) -> list[dict]:
     return items
 
 
-def table_entries(file: str, doc: dict, table: str, name_key: str, dates: list[str]) -> Iterator[Entry]:
-    """Each [[table]] of a file that holds that table alone (besides its header), as an Entry
-    named by its `name_key`; the caller finishes each. The file's date joins `dates`."""
-    only_keys(file, doc, {table})
+def table_entries(file: str, doc: dict, table: str, name_key: str, dates: list[str], also: tuple[str, ...] = ()) -> Iterator[Entry]:
+    """Each [[table]] of a file that holds that table alone (besides its header, and the tables
+    `also` names, read apart), as an Entry named by its `name_key`; the caller finishes each. The
+    file's date joins `dates`."""
+    only_keys(file, doc, {table, *also})
     sources = read_header(file, doc)
     dates.append(doc["data_date"])
     for i, raw in enumerate(entries(file, doc, table, table), 1):

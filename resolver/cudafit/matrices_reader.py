@@ -116,6 +116,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     amd_tf = gpu_tables_data.read_amd_tensorflow(docs[AMD_TF_FILE], dates) if AMD_TF_FILE in docs else ()
     labels = variant_labels.read(docs[variant_labels.FILE], dates) if variant_labels.FILE in docs else ()
     images = cuda_images.read(docs[cuda_images.FILE], dates) if cuda_images.FILE in docs else ()
+    ubuntus = cuda_images.read_ubuntu(docs[cuda_images.FILE]) if cuda_images.FILE in docs else ()
     from cudafit.containers import data as ngc
 
     containers = ngc.read(docs[ngc.FILE], dates) if ngc.FILE in docs else ()
@@ -155,6 +156,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         amd_tensorflow=amd_tf,
         torch_variant_labels=labels,
         cuda_images=images,
+        ubuntu_pythons=ubuntus,
         ngc_containers=containers,
         kernels=kernels,
     )

@@ -326,6 +326,7 @@ class Matrices(NamedTuple):
     amd_tensorflow: tuple[AmdTfBuild, ...] = ()  # AMD's tensorflow-rocm builds (amd-tensorflow.toml), newest first
     torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
     cuda_images: tuple = ()  # NVIDIA's CUDA base images on Ubuntu (cuda_images.CudaImage, cuda-images.toml), newest first
+    ubuntu_pythons: tuple = ()  # the python3 each Ubuntu of those images installs with apt (cuda_images.UbuntuPython)
     ngc_containers: tuple = ()  # NVIDIA's NGC framework containers (containers.data.Container, ngc-containers.toml), newest first
     kernels: tuple = ()  # precisions and kernels per compute capability (kernel_data.KernelFact, kernels.toml)
 

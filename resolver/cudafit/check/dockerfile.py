@@ -235,6 +235,7 @@ def _source_builds(
                             held[0],
                             held[1],
                             _platforms(structure, set(chain), root),
+                            _apt_python(image, said[stage]),
                         )
                     )
     return tuple(out)
@@ -243,6 +244,35 @@ def _source_builds(
 # projects whose setup.py, building a wheel, first downloads the prebuilt one of its release made
 # for the torch, CUDA and Python it finds (their *_FORCE_BUILD=TRUE compiles instead)
 _FETCHES_WHEEL = re.compile(r"flash[-_]attn|flash[-_]attention|causal[-_]conv1d|mamba", re.IGNORECASE)
+
+
+# an nvidia/cuda image's Ubuntu, from its tag (12.8.1-devel-ubuntu22.04)
+_CUDA_UBUNTU = re.compile(r"^(?:docker\.io/|nvcr\.io/)?nvidia/cuda:\S+-(ubuntu\d{2}\.\d{2})$")
+# an apt install and the words after it, to the end of its command
+_APT_INSTALL = re.compile(r"\bapt(?:-get)?\s+(?:\S+\s+)*?install\b([^;&|\n]*)")
+# the packages of the distribution's own python3
+_DISTRO_PYTHON = frozenset(
+    {"python3", "python3-pip", "python3-dev", "python3-venv", "python3-full", "python-is-python3", "python3-setuptools", "python3-wheel"}
+)
+# any other way to a Python (conda and its kin, pyenv, uv's Pythons, deadsnakes, a versioned
+# interpreter or package, switched alternatives): the Python is then not the distribution's
+_OTHER_PYTHON = re.compile(
+    r"conda|mamba|pyenv|deadsnakes|\buv\s+(?:python|venv)|--python\b|python3?\.\d|pythonz|\basdf\b|\bmise\b|\bpixi\b|\brye\b"
+    r"|python-build-standalone|update-alternatives",
+    re.IGNORECASE,
+)
+
+
+def _apt_python(image: str, said: str) -> str:
+    """The Ubuntu whose python3 the stage chain runs (`apt-get install python3-pip` on an
+    nvidia/cuda image, and no other Python anywhere in the chain), or ""."""
+    ubuntu = _CUDA_UBUNTU.match(image)
+    if ubuntu is None or _OTHER_PYTHON.search(said):
+        return ""
+    for match in _APT_INSTALL.finditer(said):
+        if _DISTRO_PYTHON & {word.strip("'\"\\") for word in match[1].split()}:
+            return ubuntu[1]
+    return ""
 
 
 def _chain(parents: dict[int, Optional[int]], stage: int) -> list[int]:

@@ -202,7 +202,10 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
         match = _DEVEL.match(build.image) or _PYTORCH.match(build.image)
         if match is None:
             continue  # an image whose nvcc is not told by its name
-        served = _torch_served(build, releases)
+        # the image's Python where the chain says (Ubuntu's python3, installed with apt): a range
+        # takes that Python's newest release, not each Python's
+        python = next((u.python for u in matrices.ubuntu_pythons if u.ubuntu == build.apt_python), "") if build.apt_python else ""
+        served = _torch_served(build, releases, python)
         if served is None:
             continue
         nvcc = int(match["cuda"])
@@ -232,7 +235,7 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
                 "CF019",
                 build.span,
                 f"`{build.command}` compiles CUDA code against the torch installed before it ({build.evidence}), with the image's nvcc, "
-                f"CUDA {match['cuda']}.{match['minor']} ({build.image}); that torch{where} is {_torch_said(build.torch, builds)}: "
+                f"CUDA {match['cuda']}.{match['minor']} ({build.image}); that torch{where} is {_torch_said(build.torch, builds, python, build.apt_python)}: "
                 "torch's extension builder refuses a CUDA major other than its own",
                 f"start the stage FROM an nvidia/cuda devel image of CUDA {' or '.join(map(str, majors))}, or install a torch built with CUDA {nvcc} "
                 "from the PyTorch index of that CUDA",
@@ -252,7 +255,7 @@ def _admits_later(specifier: str, releases: dict[str, TorchRelease]) -> bool:
     return any(spec.contains(v, prereleases=True) for v in later)
 
 
-def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease]) -> Optional[dict[str, list[tuple[str, str]]]]:
+def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease], python: str = "") -> Optional[dict[str, list[tuple[str, str]]]]:
     """The torch builds the install gives on each of the stage's platforms: (version, variant) of
     each release it may take there; None where that is not known (another index; an extra index
     beside PyPI, as pip takes the highest version of any)."""
@@ -273,8 +276,8 @@ def _torch_served(build: SourceBuild, releases: dict[str, TorchRelease]) -> Opti
         return None  # a release the data lacks
     out: dict[str, list[tuple[str, str]]] = {}
     for platform in build.platforms:
-        # pip takes the newest release with a wheel for the image's Python, which is not known here: each Python's newest
-        pythons = {py for r in admitted for py in r.pythons(platform)}
+        # pip takes the newest release with a wheel for the image's Python: where it is not known, each Python's newest
+        pythons = {py for r in admitted for py in r.pythons(platform) if not python or py == python}
         newest = [next(r for r in admitted if py in r.pythons(platform)) for py in pythons]
         out[platform] = sorted({(str(r.version), (r.pypi_variant or {}).get(platform, "")) for r in newest}, key=lambda b: Version(b[0]))
     return out
@@ -290,13 +293,18 @@ def _cuda(variant: str) -> str:
     return f"CUDA {match[1]}.{match[2]}" if match else (variant or "no known build")
 
 
-def _torch_said(pin: Pin, builds: list[tuple[str, str]]) -> str:
-    """`torch==2.1.0 from PyPI, a CUDA 12.1 build`; a range, with the release each Python takes."""
+def _torch_said(pin: Pin, builds: list[tuple[str, str]], python: str = "", ubuntu: str = "") -> str:
+    """`torch==2.1.0 from PyPI, a CUDA 12.1 build`; a range, with the release the image's Python
+    takes (`ubuntu` says where that Python comes from), or each Python's."""
     text = f"torch{pin.specifier}" if pin.specifier else "torch"
     if pin.from_index is not None and not is_pypi(pin.from_index):
         text = f"{text} from {pin.from_index}"
     elif pin.local is None:
         text = f"{text} from PyPI"
+    exact = pin.version is not None or pin.local is not None
+    if len(builds) == 1 and python and not exact and builds[0][0]:
+        where = f"Ubuntu {ubuntu.removeprefix('ubuntu')}'s python3, installed with apt"
+        return f"{text}, whose newest release for the image's Python {python} ({where}) is {builds[0][0]}, a {_cuda(builds[0][1])} build"
     if len(builds) == 1:
         return f"{text}, a {_cuda(builds[0][1])} build"
     majors = " or ".join(sorted({str(_major(v)) for _version, v in builds}))

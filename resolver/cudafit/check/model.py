@@ -109,6 +109,9 @@ class SourceBuild(NamedTuple):
     torch: Pin  # the last install that named torch in the chain (a compile before any is not told)
     indexes: tuple[IndexRef, ...] = ()  # that install's extra indexes and pages
     platforms: tuple[str, ...] = ()  # the machines the stage is built for
+    # the Ubuntu (of an nvidia/cuda image's tag) whose python3 the chain installs with apt, where
+    # that is the chain's only Python ("ubuntu22.04"); "" where the Python is not told
+    apt_python: str = ""
 
 
 class Document(NamedTuple):
