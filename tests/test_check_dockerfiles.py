@@ -41,8 +41,12 @@ def test_flash_attn_that_downloads_its_asset_compiles_nothing(tmp_path: Path):
     text = DEVEL_11 + f"RUN pip install torch==2.1.2 --index-url {CU121}\nRUN pip install ninja packaging && pip install flash-attn==2.7.3 --no-build-isolation\n"
     code, out = check(tmp_path, text)
     assert code == 0 and "CF019" not in out, out
-    # where it would compile (aarch64 has no assets; Python 3.12 has none for torch 2.1) is a note
-    assert "CF013 flash-attn 2.7.3 downloads its prebuilt wheel" in out and "compiles on linux-aarch64; linux-x86_64 with Python 3.12, 3.13" in out
+    # where it would compile (aarch64 has no assets) is a note; the image's Python is Ubuntu 22.04's
+    # python3 (3.10, installed with apt), which has one on x86_64
+    assert "CF013 flash-attn 2.7.3 downloads its prebuilt wheel" in out and "but compiles on linux-aarch64: there" in out
+    # a Python the file does not tell: every Python's (3.12 has no asset for torch 2.1)
+    code, out = check(tmp_path, text.replace("python3-pip git", "git curl && curl -sL miniconda.sh | bash"))
+    assert "compiles on linux-aarch64; linux-x86_64 with Python 3.12, 3.13" in out, out
 
 
 def test_flash_attn_over_torch_from_pypi_downloads_its_asset_too(tmp_path: Path):
@@ -641,3 +645,13 @@ def test_an_apt_python3_is_the_images_python(tmp_path: Path, python: str, image:
     assert ("CF019" in codes(out)) == fires, out
     if fires:
         assert "whose newest release for the image's Python 3.10 (Ubuntu 22.04's python3, installed with apt) is 2.14.1, a CUDA 13.0 build" in out
+
+
+def test_a_python_named_by_version_must_be_the_distributions(tmp_path: Path):
+    """text-generation-webui copies from /app/venv/lib/python3.10/: that is Ubuntu 22.04's python3, so
+    the image's Python stays known; a python3.11 package makes it another."""
+    base = "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN apt-get install -y python3-pip\nRUN pip3 install torch\n"
+    same = base + "RUN cp /usr/local/lib/python3.10/dist-packages/x.so /tmp/\n"
+    assert "installs torch 2.14.1 from PyPI" in check(tmp_path, same)[1]  # CF008 names 3.10's newest
+    other = base + "RUN apt-get install -y python3.11\n"
+    assert "installs torch 2.15.0 from PyPI" in check(tmp_path, other)[1]  # not told: the newest of any

@@ -124,6 +124,7 @@ def read(path: Path) -> Document:
         # `pip install torch` over an image that has torch installs nothing: the image's build stays
         found = [p for p in found if not (p.name in ("torch", "torchvision", "torchaudio") and not p.specifier)]
     python = re.match(r"(?:docker\.io/)?(?:library/)?python:(\d+\.\d+)", image)
+    apt = ("", ()) if python else _apt_python(image, "\n".join(item["value"] for n, item in enumerate(structure) if stage_of[n] in running))
     return Document(
         str(path),
         "dockerfile",
@@ -136,6 +137,8 @@ def read(path: Path) -> Document:
         images=images,
         builds_here=builds_here,
         source_builds=_source_builds(str(path), lines, structure, contexts, bodies, keep, spans, context_config),
+        apt_python=apt[0],
+        python_named=apt[1],
     )
 
 
@@ -235,7 +238,7 @@ def _source_builds(
                             held[0],
                             held[1],
                             _platforms(structure, set(chain), root),
-                            _apt_python(image, said[stage]),
+                            *_apt_python(image, said[stage]),
                         )
                     )
     return tuple(out)
@@ -257,22 +260,25 @@ _DISTRO_PYTHON = frozenset(
 # any other way to a Python (conda and its kin, pyenv, uv's Pythons, deadsnakes, a versioned
 # interpreter or package, switched alternatives): the Python is then not the distribution's
 _OTHER_PYTHON = re.compile(
-    r"conda|mamba|pyenv|deadsnakes|\buv\s+(?:python|venv)|--python\b|python3?\.\d|pythonz|\basdf\b|\bmise\b|\bpixi\b|\brye\b"
-    r"|python-build-standalone|update-alternatives",
+    r"conda|mamba|pyenv|deadsnakes|\buv\s+(?:python|venv)|--python\b|pythonz|\basdf\b|\bmise\b|\bpixi\b|\brye\b"
+    r"|python-build-standalone|update-alternatives|python2",
     re.IGNORECASE,
 )
+# a Python named by its version (a python3.11 package, /usr/lib/python3.10/ paths): it must be the distribution's
+_VERSIONED_PYTHON = re.compile(r"python(3\.\d+)")
 
 
-def _apt_python(image: str, said: str) -> str:
+def _apt_python(image: str, said: str) -> tuple[str, tuple[str, ...]]:
     """The Ubuntu whose python3 the stage chain runs (`apt-get install python3-pip` on an
-    nvidia/cuda image, and no other Python anywhere in the chain), or ""."""
+    nvidia/cuda image, and no other Python anywhere in the chain), with the versions of Python the
+    chain names (its python3's only where it is that one); ("", ()) where not told."""
     ubuntu = _CUDA_UBUNTU.match(image)
     if ubuntu is None or _OTHER_PYTHON.search(said):
-        return ""
+        return "", ()
     for match in _APT_INSTALL.finditer(said):
         if _DISTRO_PYTHON & {word.strip("'\"\\") for word in match[1].split()}:
-            return ubuntu[1]
-    return ""
+            return ubuntu[1], tuple(sorted(set(_VERSIONED_PYTHON.findall(said))))
+    return "", ()
 
 
 def _chain(parents: dict[int, Optional[int]], stage: int) -> list[int]:

@@ -10,7 +10,7 @@ from cudafit.check.build_rules import build_torch_differs
 from cudafit.check.conda_rules import conda_channel_release
 from cudafit.check.contradictions import Clash, contradictions
 from cudafit.check.environments import Environment, describe, environments, reach_names_extra, relevant, selective, view
-from cudafit.check.image_rules import image_toolkit_differs, source_build_differs
+from cudafit.check.image_rules import apt_python, image_toolkit_differs, source_build_differs
 from cudafit.check.image_target_rules import image_refused_on_targets
 from cudafit.check.index_rules import local_pins, pytorch_extra_index, unpaired_companions
 from cudafit.check.indexes import only_from_pypi
@@ -35,6 +35,10 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
     targets = tuple(
         t if t.machine.has_driver or t.machine.gpus or t.machine.jetson else t._replace(machine=t.machine._replace(driver=ANY_DRIVER)) for t in targets
     )
+    if doc.apt_python and not doc.requires_python:
+        # an image's Python is the one its Ubuntu installs with apt (the data's cuda-images.toml)
+        python = apt_python(matrices, doc.apt_python, doc.python_named)
+        doc = doc._replace(requires_python=f"=={python}.*" if python else "")
     if doc.compiled_here and not doc.platforms:
         doc = doc._replace(platforms=compiled_platforms(doc, matrices))
     releases = {str(r.version): r for r in matrices.torch}

@@ -204,7 +204,7 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
             continue  # an image whose nvcc is not told by its name
         # the image's Python where the chain says (Ubuntu's python3, installed with apt): a range
         # takes that Python's newest release, not each Python's
-        python = next((u.python for u in matrices.ubuntu_pythons if u.ubuntu == build.apt_python), "") if build.apt_python else ""
+        python = apt_python(matrices, build.apt_python, build.python_named)
         served = _torch_served(build, releases, python)
         if served is None:
             continue
@@ -242,6 +242,13 @@ def source_build_differs(doc: Document, matrices: Matrices, releases: dict[str, 
             )
         )
     return out
+
+
+def apt_python(matrices: Matrices, ubuntu: str, named: tuple[str, ...]) -> str:
+    """The Python of an image whose stage installs `ubuntu`'s python3 with apt: that python3's
+    version, where the data knows it and every Python the stage names by version is that one."""
+    python = next((u.python for u in matrices.ubuntu_pythons if u.ubuntu == ubuntu), "") if ubuntu else ""
+    return python if python and all(n == python for n in named) else ""
 
 
 def _admits_later(specifier: str, releases: dict[str, TorchRelease]) -> bool:

@@ -112,6 +112,7 @@ class SourceBuild(NamedTuple):
     # the Ubuntu (of an nvidia/cuda image's tag) whose python3 the chain installs with apt, where
     # that is the chain's only Python ("ubuntu22.04"); "" where the Python is not told
     apt_python: str = ""
+    python_named: tuple[str, ...] = ()  # the Python versions the chain names (python3.10 paths): must be that python3's
 
 
 class Document(NamedTuple):
@@ -138,6 +139,10 @@ class Document(NamedTuple):
     extension_torch: tuple[Pin, ...] = ()
     # a Dockerfile's compiles of torch CUDA extensions by a setup script or a build without isolation, every stage's
     source_builds: tuple[SourceBuild, ...] = ()
+    # a Dockerfile whose running stage installs Ubuntu's python3 with apt on an nvidia/cuda image, and
+    # no other Python: that Ubuntu ("ubuntu22.04"), whose python3 the data knows
+    apt_python: str = ""
+    python_named: tuple[str, ...] = ()  # the Python versions the stage names (python3.10 paths): must be that python3's
 
 
 # Kinds whose pins are one set installed together (a requirements file and its includes; an image)
