@@ -115,7 +115,10 @@ def jetson_problem(matrices: Matrices, machine: Machine) -> Optional[str]:
         assumed = " (assumed: no GPU given; for Jetson Thor give --compute-capability 11.0 or --gpu 'NVIDIA Thor')"
     if jetpack is not None and jetpack.server_builds:
         return None
-    software = f" on JetPack {jetpack.version} (Jetson Linux {jetpack.jetson_linux})" if jetpack is not None else " (no JetPack line for it in cudafit's data)"
+    # a JetPack not given is the newest line for the board: said as such
+    given = "" if machine.jetpack is not None else ", the newest line for it: --jetpack X.Y gives yours"
+    software = f" on JetPack {jetpack.version} (Jetson Linux {jetpack.jetson_linux}{given})" if jetpack is not None else ""
+    software = software or " (no JetPack line for it in cudafit's data)"
     return f"{board}{software} needs NVIDIA's Jetson builds: the index and PyPI aarch64 builds are for SBSA servers and Jetson Thor{assumed}"
 
 
