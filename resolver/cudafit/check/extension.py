@@ -12,6 +12,7 @@ lists no dependencies, the torch the project runs with is the one setuptools rea
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
@@ -97,22 +98,24 @@ def declared_torch(path: Path, data: dict[str, Any]) -> tuple[Pin, ...]:
         dynamic = project.get("dynamic")
         if "dependencies" in project or not (isinstance(dynamic, list) and "dependencies" in dynamic):
             return ()  # the pyproject lists them (CF014 reads those), or the project has none
-    tool = data.get("tool")
-    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
-    dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
-    if isinstance(dynamic, dict) and isinstance(dynamic.get("dependencies"), dict):
+    if _dynamic_dependencies(data) is not None:
         return tuple(pin for file in dynamic_files(path, data) for pin in _torch_in_file(file))
     tree = _setup_tree(path.parent / "setup.py")
     return _install_requires_torch(tree, str(path.parent / "setup.py")) if tree is not None else ()
 
 
-def dynamic_files(path: Path, data: dict[str, Any]) -> list[Path]:
-    """The files `[tool.setuptools.dynamic] dependencies` names, beside the pyproject at `path`."""
+def _dynamic_dependencies(data: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """`[tool.setuptools.dynamic] dependencies` (`{file = [...]}`), where the pyproject has it."""
     tool = data.get("tool")
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
-    files = dynamic.get("dependencies") if isinstance(dynamic, dict) else None
-    named = files.get("file") if isinstance(files, dict) else None
+    found = dynamic.get("dependencies") if isinstance(dynamic, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def dynamic_files(path: Path, data: dict[str, Any]) -> list[Path]:
+    """The files `[tool.setuptools.dynamic] dependencies` names, beside the pyproject at `path`."""
+    named = (_dynamic_dependencies(data) or {}).get("file")
     names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
     return [path.parent / name for name in names if isinstance(name, str)]
 
@@ -169,11 +172,21 @@ def _calls_setup(func: ast.expr) -> bool:
 
 
 def _setup_tree(setup: Path) -> Optional[ast.Module]:
-    """setup.py as Python's parser reads it; None where it cannot be read (it says nothing then)."""
+    """setup.py as Python's parser reads it; None where it cannot be read (it says nothing then).
+    Parsed once per version of the file: how it compiles and what it requires are both read."""
     try:
-        if not setup.is_file() or setup.stat().st_size > MAX_SETUP_BYTES:
+        if not setup.is_file():
             return None
-        return ast.parse(setup.read_bytes(), filename=str(setup))
+        stat = setup.stat()
+    except OSError:
+        return None
+    return None if stat.st_size > MAX_SETUP_BYTES else _parsed(str(setup), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)  # the tree is only read, never changed
+def _parsed(setup: str, _size: int, _mtime_ns: int) -> Optional[ast.Module]:
+    try:
+        return ast.parse(Path(setup).read_bytes(), filename=setup)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
