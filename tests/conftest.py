@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-_DATA_DAY = 1_796_083_200  # 2026-12-01 00:00 UTC
+_DATA_DAY = 1_796_342_400  # 2026-12-04 00:00 UTC: the newest data_date in matrices/
 
 
 @pytest.fixture(scope="session")

@@ -393,3 +393,11 @@ def test_describe_takes_amd_and_intel_gpus():
     with pytest.raises(cudafit.InputError) as err:
         cudafit.describe(**LINUX, gfx="gfx9999")
     assert err.value.field == "gfx"
+
+
+def test_diagnose_refuses_a_machine_that_is_not_one(tmp_path):
+    import pytest
+
+    with pytest.raises(cudafit.InputError) as caught:
+        cudafit.diagnose(str(tmp_path), "linux")  # type: ignore[arg-type]
+    assert caught.value.field == "machine"

@@ -1021,3 +1021,29 @@ def test_a_broken_pyproject_read_for_settings_says_so(tmp_path):
     assert named.exit_code == 2 and "read for its [tool.cudafit] settings" in named.stderr
     walked = check(tmp_path, files, ".")  # checked itself: its own error, said once
     assert walked.exit_code == 2 and walked.stderr.count("not valid TOML") == 1 and "settings" not in walked.stderr
+
+
+def test_a_cpu_torch_the_index_serves_can_share_an_environment_with_jax_on_the_gpu(tmp_path):
+    # PyPI's torch 2.5 to 2.10 are CPU wheels on linux-aarch64: jax[cuda12] beside `torch>=2.5.1`
+    # installs there (uv resolves it), as on x86_64 where those releases are CUDA 12 builds.
+    assert "CF005" not in codes(tmp_path, {"requirements.txt": "jax[cuda12]==0.5.0\ntorch>=2.5.1\n"})
+    # Only CUDA 13 torch reachable: the rule still speaks, on both Linux machines.
+    found = findings(tmp_path / "13", {"requirements.txt": "jax[cuda12]==0.5.0\ntorch>=2.11\n"})
+    assert ("requirements.txt", 1, 1, "CF005") in found
+
+
+def test_the_projects_platforms_are_the_ones_judged(tmp_path):
+    # DeepSpeed's requirements-triton.txt: triton 2.1.0 has Linux x86_64 wheels alone
+    assert "CF015" in codes(tmp_path, {"requirements.txt": "triton==2.1.0\n"})
+    linux = '[tool.cudafit]\nplatforms = ["linux-x86_64"]\n'
+    assert codes(tmp_path / "linux", {"requirements.txt": "triton==2.1.0\n", "pyproject.toml": linux}) == []
+    # a platform of the project's keeps its findings
+    both = '[tool.cudafit]\nplatforms = ["linux-x86_64", "windows-x86_64"]\n'
+    found = check(tmp_path / "both", {"requirements.txt": "triton==2.1.0\n", "pyproject.toml": both})
+    assert found.exit_code == 1 and "CF015 on windows-x86_64:" in found.stdout, found.stdout
+
+
+@pytest.mark.parametrize("value", ['["linux"]', "[]", '"linux-x86_64"'])
+def test_platforms_the_setting_does_not_know_are_bad_input(tmp_path, value):
+    result = check(tmp_path, {"requirements.txt": "torch\n", "pyproject.toml": f"[tool.cudafit]\nplatforms = {value}\n"})
+    assert result.exit_code == 2 and "[tool.cudafit] platforms" in result.stderr, result.stderr

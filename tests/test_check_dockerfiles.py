@@ -655,3 +655,49 @@ def test_a_python_named_by_version_must_be_the_distributions(tmp_path: Path):
     assert "installs torch 2.14.1 from PyPI" in check(tmp_path, same)[1]  # CF008 names 3.10's newest
     other = base + "RUN apt-get install -y python3.11\n"
     assert "installs torch 2.15.0 from PyPI" in check(tmp_path, other)[1]  # not told: the newest of any
+
+
+def test_an_image_published_for_x86_64_alone_is_built_there_alone(tmp_path: Path):
+    # pytorch/pytorch's tags are amd64 only (matrices/cuda-images.toml [[repository]]): docker build
+    # stops at FROM on arm64, and decord's missing arm64 wheel is nothing the file meets there.
+    rc, out = check(tmp_path, "FROM pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel\nRUN pip install decord==0.6.0\n")
+    assert rc == 0 and "CF015" not in codes(out), out
+    # nvidia/cuda's 12.8.1 on 24.04 is published for arm64 too: there it fails
+    rc, out = check(tmp_path, "FROM nvidia/cuda:12.8.1-devel-ubuntu24.04\nRUN pip install decord==0.6.0\n")
+    assert rc == 1 and "CF015 on linux-aarch64" in out, out
+
+
+def test_published_platforms_come_from_the_data():
+    from cudafit.check.image_platforms import narrowed, published_platforms
+    from cudafit.loader import load
+
+    m = load()
+    assert published_platforms(m, "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-devel") == ("linux-x86_64",)
+    assert published_platforms(m, "docker.io/pytorch/pytorch@sha256:" + "a" * 64) == ("linux-x86_64",)
+    assert set(published_platforms(m, "nvidia/cuda:12.8.1-devel-ubuntu24.04") or ()) == {"linux-x86_64", "linux-aarch64"}
+    assert published_platforms(m, "python:3.12-slim") is None and published_platforms(m, "nvidia/cuda:99.0.0-devel-ubuntu24.04") is None
+    # a FROM --platform the image lacks: the build stops at FROM, the platforms stay as the file says
+    assert narrowed(("linux-aarch64",), ("linux-x86_64",)) == ("linux-aarch64",)
+
+
+@pytest.mark.parametrize("word", ["${TV#v}", "${TV##v}", "${TV%.1}", "${TV/v/}", "${TV:-0.20.1}", "${TV:1}"])
+def test_a_parameter_expansion_with_an_operator_is_the_shells(tmp_path: Path, word: str):
+    # dockerfile-parse puts in the value alone (`v0.20.1#v}`): the shell computes the word, so it is passed over
+    rc, out = check(tmp_path, f'FROM python:3.11\nARG TV="v0.20.1"\nRUN pip install "torchvision=={word}"\n')
+    assert rc == 0 and "CF000" not in out, out
+
+
+def test_an_index_the_shell_computes_from_an_arg_is_not_read(tmp_path: Path):
+    rc, out = check(tmp_path, 'FROM python:3.11\nARG CUDA="12.1"\nRUN pip install --index-url https://download.pytorch.org/whl/cu${CUDA//./} torch==2.5.1\n')
+    assert rc == 0 and "CF003" not in out, out
+
+
+def test_cmd_and_powershell_lines_are_not_read_as_a_posix_shells(tmp_path: Path):
+    # kaolin's tools/windows/Dockerfile.install_wheel: a cmd loop variable is no requirement
+    text = 'FROM mcr.microsoft.com/windows/servercore:ltsc2022\nSHELL ["cmd", "/S", "/C"]\nRUN for %f in (kaolin-*.whl) do pip install %f\n'
+    assert check(tmp_path, text) == (0, "All checks passed (1 file).\n")
+    text = 'FROM python:3.11\nSHELL ["pwsh", "-Command"]\nRUN Get-ChildItem *.whl | ForEach-Object { pip install $_.FullName }\n'
+    assert check(tmp_path, text)[0] == 0
+    # a POSIX shell named by SHELL is read as before
+    rc, out = check(tmp_path, 'FROM python:3.11\nSHELL ["/bin/bash", "-c"]\nRUN pip install "torch>=>2"\n')
+    assert rc == 1 and "CF000" in out, out

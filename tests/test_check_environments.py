@@ -269,7 +269,7 @@ def test_plain_versions_are_pypis_builds_with_the_pins_their_wheels_name(tmp_pat
 def test_a_clash_names_pypis_build_and_the_platform(tmp_path):
     _code, found = _json(tmp_path, {"requirements.txt": "torch==2.13.0\ntensorflow[and-cuda]==2.20.0\n"})
     assert found[0]["environments"] == "linux-x86_64"
-    assert "torch==2.13.0+cu130 from PyPI" in found[0]["message"] and "CUDA 13 and CUDA 12" in found[0]["message"]
+    assert "torch==2.13.0 from PyPI is its cu130 build" in found[0]["message"] and "CUDA 13 and CUDA 12" in found[0]["message"]
 
 
 @pytest.mark.parametrize("line", ["torch==2.16.0.dev20261101+cu132", "torch==2.6.0rc1+cu126", "torch==1.12.1+cu113", "torchvision==0.13.1+cu113"])

@@ -272,8 +272,9 @@ def test_a_since_after_every_release_says_so():
 def test_a_jetson_before_thor_runs_no_server_image():
     found = verdicts("--jetpack", "6.2", "--python", "3.10")
     assert found and all(c["runs"] is False and "discrete GPUs" in c["why"] and "-py3-igpu" in c["why"] for c in found.values())
+    # a Jetson without its JetPack is taken to be a board before Thor on the newest line (6.2), as resolve takes it
     unknown_board = verdicts("--jetson", "--python", "3.10")
-    assert all(c["runs"] is None and "Jetson Thor" in c["why"] for c in unknown_board.values())
+    assert unknown_board == found
 
 
 def test_jetson_thor_is_judged_as_an_sbsa_server():

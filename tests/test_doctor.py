@@ -796,3 +796,117 @@ def test_dr032_where_no_onnxruntime_gpu_runs_installs_nothing(env):
     dr032 = next(f for f in findings_of(env, *V100_418) if f["code"] == "DR032")
     assert f"{env.prefix}/bin/python -m pip uninstall -y onnxruntime onnxruntime-gpu" in dr032["fix"]
     assert installs(dr032["commands"]) == [] and dr032["commands"][0].startswith("cudafit resolve onnxruntime-gpu ")
+
+
+def test_reinstall_at_the_same_version_is_forced(env):
+    # pip calls an installed torch==2.9.0+cu128 satisfied, whatever Python its wheel was for
+    other = "cp39" if CP != "cp39" else "cp310"
+    env.dist("torch", "2.9.0+cu128", tag=f"{other}-{other}-manylinux_2_28_x86_64")
+    env.file("torch/version.py", "__version__ = '2.9.0+cu128'\ncuda = '12.8'\n")
+    dr070 = next(f for f in json.loads(doctor(env, *RTX3090_535).stdout)["findings"] if f["code"] == "DR070")
+    assert any("pip install --force-reinstall" in c and "torch==2.9.0+cu128" in c for c in dr070["commands"]), dr070["commands"]
+
+
+def test_fix_commands_use_uv_in_an_environment_uv_made_without_pip(env):
+    (env.prefix / "pyvenv.cfg").write_text(f"home = /usr/bin\nimplementation = CPython\nuv = 0.9.5\nversion_info = {PY}.0\n")
+    env.torch("2.9.0+cpu", None)
+    dr010 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR010")
+    assert dr010["commands"] and all(c.startswith("uv pip install --python ") for c in dr010["commands"]), dr010["commands"]
+    env.dist("pip", "25.0")  # its own pip: pip it is
+    dr010 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR010")
+    assert all(" -m pip install " in c for c in dr010["commands"]), dr010["commands"]
+
+
+def test_a_driver_not_given_is_not_a_missing_driver(env):
+    env.torch("2.9.0+cu128", "12.8")
+    found = codes(env, *LINUX, "--gpu", "NVIDIA GeForce RTX 3090")
+    assert "DR001" not in found
+    assert "DR001" in codes(env, *NO_DRIVER)
+
+
+@pytest.mark.parametrize("value, hides", [("1", True), ("2,0", True), ("0,2", False), ("0", False), ("GPU-8a5b0f2c", False), ("none", True)])
+def test_cuda_visible_devices_that_names_no_gpu_here(env, monkeypatch, value, hides):
+    # CUDA reads the list up to its first entry that is no device: on one GPU, "1" and "2,0" hide it
+    env.torch("2.9.0+cu128", "12.8")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
+    assert ("DR004" in codes(env, *RTX3090_535)) is hides
+
+
+def test_packages_outside_the_prefix_are_read_where_the_interpreter_imports_them(env, tmp_path, monkeypatch):
+    # A user site (pip install --user), a venv with system site packages, Debian's dist-packages:
+    # the interpreter's own sys.path says where it imports from.
+    user = tmp_path / "home" / ".local" / "lib" / f"python{PY}" / "site-packages"
+    user.mkdir(parents=True)
+    folder = user / "torch-2.4.1+cpu.dist-info"
+    folder.mkdir()
+    (folder / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cpu\n")
+    (user / "torch").mkdir()
+    (user / "torch" / "version.py").write_text("__version__ = '2.4.1+cpu'\ncuda = None\n")
+    real = detect.run_command
+
+    def run(cmd, timeout):
+        if cmd[1:2] == ["-c"] and "sys.path" in cmd[2]:
+            return detect.RunResult(0, json.dumps([int(PY.split(".")[0]), int(PY.split(".")[1]), "/usr", ["", str(env.site), str(user), "/nowhere/site-packages"]]))
+        return real(cmd, timeout)
+
+    monkeypatch.setattr(detect, "run_command", run)
+    data = json.loads(doctor(env, *H100_580).stdout)
+    assert "DR010" in [f["code"] for f in data["findings"]]
+
+
+def test_the_interpreter_says_its_own_package_folders(env):
+    layout = detect.interpreter_layout(str(env.prefix / "bin" / "python"))
+    assert layout is not None and layout.python == PY
+    assert layout.prefix == env.prefix and env.site in layout.sites
+    assert detect.interpreter_layout(str(env.prefix / "bin" / "no-python")) is None
+
+
+def test_torchvision_and_torchaudio_made_for_another_torch(env):
+    # torchvision 0.20.1 pins torch 2.5.1 in its METADATA: beside torch 2.6.0 its operators fail to
+    # load (operator torchvision::nms does not exist); torchaudio 2.6.0+cu118 brings CUDA 11
+    env.torch("2.6.0+cu124", "12.4")
+    env.dist("torchvision", "0.20.1+cu121", requires=("torch==2.5.1",))
+    env.dist("torchaudio", "2.6.0+cu118", requires=("torch==2.6.0",))
+    data = json.loads(doctor(env, *RTX3090_535).stdout)
+    dr035 = next(f for f in data["findings"] if f["code"] == "DR035")
+    assert "torchvision 0.20.1+cu121 is made for torch 2.5.1" in dr035["message"] and "torchaudio 2.6.0+cu118 is a CUDA 11 build" in dr035["message"]
+    assert any("torchvision==" in c and "torch==" in c for c in dr035["commands"]), dr035["commands"]
+    assert data["ok"] is False
+
+
+def test_companions_of_the_installed_torch_pass(env):
+    env.torch("2.6.0+cu124", "12.4")
+    env.dist("torchvision", "0.21.0+cu124", requires=("torch==2.6.0",))
+    env.dist("torchaudio", "2.6.0+cu124", requires=("torch==2.6.0",))
+    assert "DR035" not in codes(env, *RTX3090_535)
+
+
+def test_env_script_keeps_the_active_conda_environments_folders(tmp_path, monkeypatch):
+    # a conda environment with its own nvcc: its bin/ also holds its python and pip
+    usr = tmp_path / "usr-local"
+    new = _toolkit(usr / "cuda-12.6", "12.6.85")
+    conda = tmp_path / "conda-env"
+    (conda / "bin").mkdir(parents=True)
+    (conda / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.48'\n")
+    (conda / "bin" / "nvcc").chmod(0o755)
+    monkeypatch.setenv("CONDA_PREFIX", str(conda))
+    script = tmp_path / "env.sh"
+    assert CliRunner().invoke(main, ["env-script", "--toolkit", "12.6", "-o", str(script)]).exit_code == 0
+    shell = subprocess.run(
+        ["sh", "-c", f". {script} && printf '%s' \"$PATH\""], env={"PATH": f"{conda}/bin:/usr/bin:/bin"}, capture_output=True, text=True, check=True
+    )
+    assert shell.stdout == f"{new}/bin:{conda}/bin:/usr/bin:/bin"
+
+
+def test_a_jax_plugin_of_another_version_than_jaxlib_is_not_loaded(env):
+    # jaxlib/plugin_support.py compares the dotted numbers of both versions: 0.11.2 beside 0.12.0 is
+    # skipped ("will not be used"), and JAX runs on the CPU
+    env.dist("jax", "0.12.0").dist("jaxlib", "0.12.0").dist("jax-cuda12-plugin", "0.11.2").dist("jax-cuda12-pjrt", "0.11.2")
+    data = json.loads(doctor(env, *H100_580).stdout)
+    dr036 = next(f for f in data["findings"] if f["code"] == "DR036")
+    assert "jax-cuda12-plugin 0.11.2" in dr036["message"] and "jaxlib 0.12.0" in dr036["message"]
+    assert "uninstall" in dr036["commands"][0] and "jax-cuda12-plugin" in dr036["commands"][0] and "jax-cuda12-pjrt" in dr036["commands"][0]
+    # the plugin of jaxlib's own version is the one read, and no finding
+    env2 = FakeEnv(env.prefix.parent / "same")
+    env2.dist("jax", "0.12.0").dist("jaxlib", "0.12.0").dist("jax-cuda13-plugin", "0.12.0").dist("jax-cuda13-pjrt", "0.12.0")
+    assert "DR036" not in codes(env2, *H100_580)

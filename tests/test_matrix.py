@@ -298,3 +298,16 @@ def test_screenshots_of_the_pages(tmp_path: Path, name: str):
     shot = folder / f"{name}.png"
     _browser(f"--screenshot={shot}", "--window-size=900,1100", "--hide-scrollbars", html.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@needs_chromium
+def test_the_release_filter_takes_whole_version_parts(tmp_path: Path):
+    # "2.1" is the 2.1 line: not 2.10 to 2.15, as a plain prefix would have it
+    html = page(tmp_path, "--gpu", "Tesla V100-SXM2-16GB", "--driver", "535.104.05", *LINUX, "--since", "2.0")
+    typed = tmp_path / "typed.html"
+    typing = "<script>var f=document.getElementById('filter');f.value='2.1';f.dispatchEvent(new Event('input'));</script>"
+    typed.write_text(html.read_text().replace("</body>", typing + "</body>"))
+    dom = _browser("--dump-dom", typed.as_uri()).stdout
+    shown = re.findall(r'<tr data-release="([^"]+)"(?![^>]*hidden)', dom)
+    assert shown and all(v == "2.1" or v.startswith("2.1.") for v in shown), shown
+    assert re.search(r'<tr data-release="2\.10\.0"[^>]*hidden', dom)

@@ -333,9 +333,13 @@ def test_bad_input_is_refused_without_a_traceback(tmp_path: Path):
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "cudafit", "watch", *args], capture_output=True, text=True, timeout=60)
 
-    for args, said in [((), "give a command after --"), (("--pid", "1", "--", "true"), "give no command with it"), (("--", "/no/such/program"), "cannot start"), (("--interval", "0", "--", "true"), "--interval")]:
+    for args, said in [((), "give a command after --"), (("--pid", "1", "--", "true"), "give no command with it"), (("--interval", "0", "--", "true"), "--interval")]:
         done = run(*args)
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    # a command that cannot start: 127, as a shell says (2 is watch's own bad input)
+    for args, said in [(("--", "/no/such/program"), "cannot start"), (("--", "cd", "/tmp"), "a shell builtin")]:
+        done = run(*args)
+        assert done.returncode == 127 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
@@ -499,14 +503,14 @@ def test_workers_that_come_and_go_count_once_reaped(tmp_path: Path):
     ],
 )
 def test_the_gpus_a_run_can_see(environ, names, expected):
-    from cudafit.watch.visible import visible_gpus
+    from cudafit.visible_devices import visible_gpus
 
     found = visible_gpus(environ, names).gpus
     assert (None if found is None else set(found)) == expected
 
 
 def test_a_followed_processs_own_environment_is_read(tmp_path: Path):
-    from cudafit.watch.visible import environ_of
+    from cudafit.visible_devices import environ_of
 
     (tmp_path / "42").mkdir()
     (tmp_path / "42" / "environ").write_bytes(b"HOME=/root\0CUDA_VISIBLE_DEVICES=3\0EMPTY=\0")
@@ -643,7 +647,7 @@ def test_nvml_lists_each_gpus_processes():
 
 
 def test_the_runs_processes_settle_its_devices():
-    from cudafit.watch.visible import run_environs, union, visible_gpus
+    from cudafit.visible_devices import run_environs, union, visible_gpus
 
     names = {0: "A", 1: "A", 2: "A"}
     assert run_environs({}) == []  # nothing read (no /proc)
@@ -691,3 +695,67 @@ def test_nvml_that_refuses_a_gpu_falls_back_to_nvidia_smi(tmp_path: Path):
     done = watch(tmp_path, ticks, lasting(ticks), "--json", environ={"PYTHONPATH": str(tmp_path), "CUDAFIT_WATCH_NVML": "1"})
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert json.loads(done.stdout)["gpu_source"] == "nvidia-smi"
+
+
+class TestWhatTheNewcomerFound:
+    """Input a watch met in a newcomer's test: none of it may cost the command's exit code or end in a traceback."""
+
+    def test_readings_that_are_not_numbers_are_none(self):
+        from cudafit.watch.smi import parse_line
+
+        sample, _name = parse_line("0, NVIDIA H100 80GB HBM3, NaN, nan, 81559, inf, 1980", 0.0) or (None, None)
+        assert sample is not None and sample.util is None and sample.mem_used is None and sample.power is None and sample.mem_total == 81559
+        assert parse_line("-3, NVIDIA H100, 50, 1000, 80000, 300, 1980", 0.0) is None
+        assert parse_line("12345678901234567890123, NVIDIA H100, 50, 1000, 80000, 300, 1980", 0.0) is None
+        sample, _name = parse_line("0, NVIDIA H100, 150, 12e9, 80000, 300, 1980", 0.0) or (None, None)
+        assert sample is not None and sample.util is None and sample.mem_used is None
+
+    def test_bytes_that_are_not_utf8_and_a_huge_pid_end_cleanly(self, tmp_path: Path):
+        smi = tmp_path / "bin" / "nvidia-smi"
+        smi.parent.mkdir()
+        smi.write_bytes(b"#!/bin/sh\nwhile true; do printf '\\377\\376garbage\\n0, GPU, 5\\200, 1, 2, 3, 4\\n'; sleep 0.1; done\n")
+        smi.chmod(0o755)
+        env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": f"{smi.parent}:{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+        done = subprocess.run([sys.executable, "-m", "cudafit", "watch", "--interval", "0.1", "--", sys.executable, "-c", "import time, sys; time.sleep(1); sys.exit(5)"], capture_output=True, env=env, timeout=60)
+        assert done.returncode == 5 and b"Traceback" not in done.stderr, done.stderr
+        for pid in ("2147483648", "99999999999999999999"):
+            done = subprocess.run([sys.executable, "-m", "cudafit", "watch", "--pid", pid], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and "no such process" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+    def test_a_report_that_cannot_be_written_keeps_the_commands_exit_code(self, tmp_path: Path):
+        env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": os.path.dirname(sys.executable)}
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([sys.executable, "-m", "cudafit", "watch", "--", sys.executable, "-c", "import sys; sys.exit(3)"], stderr=full, stdout=subprocess.PIPE, env=env, timeout=60)
+        assert done.returncode == 3
+        # stdout closed where watch starts (`>&-`): the command still runs and its code is kept
+        script = '"$0" -m cudafit watch -- "$0" -c "print(1); import sys; sys.exit(4)" >&-'
+        done = subprocess.run(["sh", "-c", script, sys.executable], stderr=subprocess.PIPE, env={**env, "PATH": f"{env['PATH']}:/usr/bin:/bin"}, timeout=60)
+        assert done.returncode == 4 and b"Traceback" not in done.stderr, done.stderr
+
+    def test_sigint_from_outside_a_terminal_reaches_the_command(self, tmp_path: Path):
+        import signal
+        import time
+
+        env = {**os.environ, "CUDAFIT_WATCH_NVML": "0", "PATH": os.path.dirname(sys.executable)}
+        child = "import sys, time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    sys.exit(42)\n"
+        proc = subprocess.Popen([sys.executable, "-m", "cudafit", "watch", "--", sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)  # an IDE's stop button: no terminal sent it to the command
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 42 and b"cudafit watch:" in err, err
+
+    def test_out_of_memory_says_what_the_line_says_in_the_frameworks_words(self):
+        from cudafit.watch.findings import _oom_advice, _oom_figures
+
+        line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 1.20 GiB is free."
+        assert _oom_figures(line) == {"asked_gib": 2.0, "total_gib": 79.11, "free_gib": 1.2}
+        assert _oom_figures("Tried to allocate 512.00 MiB") == {"asked_gib": 0.5}
+        assert any("tf.keras.mixed_precision" in a for a in _oom_advice("ResourceExhaustedError: OOM when allocating tensor with shape[8192,8192]", True))
+        assert not any("torch" in a for a in _oom_advice("ResourceExhaustedError: OOM when allocating tensor", False))
+        assert any("XLA_PYTHON_CLIENT_MEM_FRACTION" in a for a in _oom_advice("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.00GiB", True))
+
+    def test_no_cuda_gpu_is_a_line_that_says_why_the_gpu_was_not_used(self):
+        from cudafit.watch.output import scan
+
+        assert scan("RuntimeError: No CUDA GPUs are available") == ["no-gpu"]
+        assert scan("CUDA error: no CUDA-capable device is detected") == ["no-gpu"]

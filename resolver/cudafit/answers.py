@@ -164,6 +164,7 @@ class FloorAnswer(NamedTuple):
     cause: str = ""  # why nothing runs there (the first conflict, worded)
     chosen: bool = False  # the row the answer is for
     reason: str = ""  # the cause's reason alone (what the per-floor table shows)
+    built_for: tuple[int, ...] = ()  # the CUDA majors of the set's CUDA builds (a V100 on a CUDA 13 driver: 12)
 
 
 class Request(NamedTuple):

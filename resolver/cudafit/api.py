@@ -144,13 +144,11 @@ def _installed(b: Any) -> InstalledBuild:
 
 
 def _read_environment(env: Union[str, Path, None]) -> Any:
-    from cudafit.detection import interpreter_version, python_of_prefix
-    from cudafit.doctor.environment import read_environment
+    from cudafit.doctor.environment import read_target
     from cudafit.installer import find_target
 
     target = find_target(None if env is None else str(env))
-    python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
-    return read_environment(target.prefix, target.python, python=python)
+    return read_target(target.python, target.prefix)
 
 
 def inspect(env: Union[str, Path, None] = None) -> Environment:
@@ -175,6 +173,8 @@ def diagnose(env: Union[str, Path, None] = None, machine: Optional[Machine] = No
     from cudafit.machine import MachineOptions, build_machine
     from cudafit.toolkits import find_toolkits
 
+    if machine is not None and not isinstance(machine, Machine):
+        raise InputError("expected a cudafit.Machine (from describe() or detect()) or None", field="machine", value=machine)
     matrices = _matrices()
     environment = _read_environment(env)
     if machine is None:

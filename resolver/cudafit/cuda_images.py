@@ -94,9 +94,36 @@ def read_ubuntu(doc: dict) -> tuple[UbuntuPython, ...]:
     return tuple(out)
 
 
+class ImageRepository(NamedTuple):
+    """The machines an image repository publishes its tags for (pytorch/pytorch: x86_64 alone): a
+    Dockerfile FROM it is built on those machines only, as `docker build` stops at FROM elsewhere."""
+
+    repository: str  # as Docker Hub names it: "pytorch/pytorch"
+    machines: tuple[str, ...]  # "x86_64", "arm64"
+    grade: str
+    sources: tuple[str, ...]
+
+
+def read_repositories(doc: dict) -> tuple[ImageRepository, ...]:
+    """The file's [[repository]] tables (the header is read with its [[image]] ones)."""
+    sources = read_header(FILE, doc)
+    out = []
+    for i, raw in enumerate(entries(FILE, doc, "repository", "repository"), 1):
+        e = Entry(FILE, f"[[repository]] #{i} ({raw.get('repository', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+        repository = e.get("repository", read_str)
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*", repository):
+            raise e.fail("repository", "expected a Docker Hub repository as `docker pull` names it: pytorch/pytorch")
+        machines = e.get("arch", read_str_list)
+        if not machines or not set(machines) <= set(_ARCH.values()):
+            raise e.fail("arch", f"expected machines among {sorted(set(_ARCH.values()))}")
+        out.append(ImageRepository(repository, tuple(machines), e.get("grade", read_grade), tuple(e.raw.get("source", ()))))
+        e.finish()
+    return tuple(out)
+
+
 def read(doc: dict, dates: list[str]) -> tuple[CudaImage, ...]:
     out = []
-    for e in table_entries(FILE, doc, "image", "cuda", dates, also=("ubuntu",)):
+    for e in table_entries(FILE, doc, "image", "cuda", dates, also=("ubuntu", "repository")):
         cuda = e.get("cuda", read_str)
         Version(cuda)  # a version: 12.8.1
         if len(cuda.split(".")) != 3:

@@ -51,6 +51,25 @@ def read_state(folder: Optional[Path] = None) -> State:
     return State(*(doc.get(k) if isinstance(doc.get(k), str) and _plain(doc[k]) else None for k in State._fields))
 
 
+def state_problem(folder: Optional[Path] = None) -> Optional[str]:
+    """What is wrong with a state file that is there but names no update it can be read as (not
+    JSON, not an object), or None: an installed update is then not used, and that is said."""
+    import json
+
+    path = (folder or home()) / STATE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    except ValueError as exc:
+        return f"{path} is not JSON ({exc})"
+    if not isinstance(doc, dict):
+        return f"{path} is not a JSON object"
+    return None
+
+
 def _plain(name: str) -> bool:
     # A state file names a folder beside it, nothing else: no separators, no "..".
     return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")

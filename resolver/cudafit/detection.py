@@ -271,6 +271,35 @@ def reported_prefix(exe: str) -> Optional[Path]:
     return Path(prefix) if prefix else None
 
 
+class InterpreterLayout(NamedTuple):
+    """Where an interpreter imports from, as it says itself."""
+
+    python: str  # "3.12"
+    prefix: Path  # sys.prefix: the environment (pyenv's shims and other launchers are not one)
+    sites: tuple[Path, ...]  # its site-packages and dist-packages folders, in import order
+
+
+# sys.path rather than a glob under the prefix: a user site, a venv with system site packages and
+# Debian's dist-packages all hold packages the interpreter imports from outside its prefix.
+_LAYOUT = "import json, sys; print(json.dumps([sys.version_info[0], sys.version_info[1], sys.prefix, sys.path]))"
+
+
+def interpreter_layout(exe: str, run: Optional[Runner] = None) -> Optional[InterpreterLayout]:
+    """The interpreter's version, prefix and package folders; None where it does not run here
+    (another machine's environment, a broken link) or answers something else."""
+    import json
+
+    result = (run or run_command)([exe, "-c", _LAYOUT], TIMEOUT_S)
+    try:
+        major, minor, prefix, path = json.loads(result.stdout) if result.returncode == 0 else (None, None, None, None)
+    except (ValueError, TypeError):
+        return None
+    if not (isinstance(major, int) and isinstance(minor, int) and isinstance(prefix, str) and isinstance(path, list)):
+        return None
+    sites = tuple(Path(p) for p in path if isinstance(p, str) and p and Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir())
+    return InterpreterLayout(f"{major}.{minor}", Path(prefix), tuple(dict.fromkeys(sites)))
+
+
 def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
     cfg = prefix / "pyvenv.cfg"
     try:

@@ -4,6 +4,7 @@ kept in the Resolution (rejections, clashes, evidence); nothing here solves agai
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from packaging.version import Version
@@ -36,6 +37,14 @@ def word_clash(clash: Clash, *, name_a: bool = True, advice: bool = True) -> str
         library, other = (clash.a if name_a else "this build", clash.b) if clash.unknown_is_a else (clash.b, clash.a if name_a else "this build")
         if clash.a_value == "cpu":
             return f"{library} is the CPU library, which loads beside a CPU {clash.dist} only, not CUDA {clash.b_value} ({other})"
+        one = re.fullmatch(r"==(\d+\.\d+)\.\*", clash.a_value)
+        if one and "+" in library and not library.startswith("this"):
+            # `bitsandbytes 0.46.0+cu120` is the data's name of one library of the wheel, not a version
+            release, cuda = library.split("+")[0], one[1]
+            return (
+                f"{release}'s library for CUDA {cuda} loads beside a {clash.dist} of CUDA {cuda} only, not CUDA {clash.b_value} ({other}): "
+                f"it loads the library of {clash.dist}'s CUDA version"
+            )
         return f"{library} loads its library for {clash.dist}'s CUDA version and stands for CUDA {clash.a_value} only, not CUDA {clash.b_value} ({other})"
     if clash.kind == "rocm-release":
         # the HSA runtime is libhsa-runtime64.so.1 in every release: the first one loaded serves both
@@ -171,6 +180,8 @@ def ruled_out(winner: Candidate, rejections: list[Rejection]) -> list[str]:
 
 
 def compact(subjects: list[str], most: int = 6) -> str:
+    # one label for two builds of a tag (xformers 0.0.35+cu128 from PyPI and from the index) is said once
+    subjects = list(dict.fromkeys(subjects))
     if len(subjects) <= most:
         return ", ".join(subjects)
     return ", ".join(subjects[:most]) + f" and {len(subjects) - most} more"

@@ -8,6 +8,7 @@ the caller's temporary folder, which the caller removes.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
@@ -59,6 +60,9 @@ def _failure(url: str, exc: Exception) -> InputError:
 def _first_line(exc: Exception) -> str:
     # requests nests the cause in long reprs; its innermost reason reads best ("Name or service not known").
     text = str(exc).strip()
+    unresolved = re.search(r"Failed to resolve '([^']+)'", text)
+    if unresolved:  # urllib3's NameResolutionError, inside requests' retry wrapper
+        return f"the host name {unresolved[1]} does not resolve (DNS)"
     for marker in ("Failed to establish a new connection: ", "Caused by "):
         if marker in text:
             text = text.split(marker, 1)[1]

@@ -59,6 +59,7 @@ def per_driver_floor(
                 tuple(p.requirement for p in res.packages),
                 "" if res.ok else (res.conflicts[0] if res.conflicts else ""),
                 reason="" if res.ok or not res.causes else res.causes[0].reason,
+                built_for=tuple(sorted({int(c.cuda.split(".")[0]) for c in res.candidates if c.kind == "cuda" and c.cuda})) if res.ok else (),
             )
         )
         results[major] = res

@@ -108,6 +108,13 @@ def active(root: Optional[Path] = None, *, use_cache: bool = True) -> tuple[Matr
 
     updated_root = datahome.current_root()
     if updated_root is None:
+        problem = datahome.state_problem() if (datahome.home() / datahome.STATE).exists() else None
+        if problem and problem not in _warned:
+            _warned.add(problem)
+            print(
+                f"cudafit: warning: the data update's state is damaged ({problem}); using the data cudafit shipped with. `cudafit data update` repairs it",
+                file=sys.stderr,
+            )
         return embedded, Source("embedded", embedded_root)
     try:
         files = data_files(updated_root)
@@ -153,6 +160,7 @@ def _load(root: Path, use_cache: bool, files: Optional[list[str]] = None) -> Mat
                     wheel_files=Families(wheel_blobs, rebuild, "wheel_files"),
                     cuda_images=lazy["cuda_images"],
                     ubuntu_pythons=lazy["ubuntu_pythons"],
+                    image_repositories=lazy["image_repositories"],
                     ngc_containers=lazy["ngc_containers"],
                     torch_variant_labels=lazy["torch_variant_labels"],
                 )
@@ -212,7 +220,7 @@ class Families(Mapping[str, tuple]):
 
 # Tables only some commands read (containers, Dockerfiles, wheel variants): unpickled when first
 # read, so a resolve does not import their record classes at start-up
-DEFERRED = ("cuda_images", "ubuntu_pythons", "ngc_containers", "torch_variant_labels")
+DEFERRED = ("cuda_images", "ubuntu_pythons", "image_repositories", "ngc_containers", "torch_variant_labels")
 
 
 class Table(Sequence[Any]):
@@ -329,7 +337,12 @@ def _write_cache(cache_file: Path, matrices: Matrices) -> None:
         blobs = {family: pickle.dumps(_shared(tuple(releases), {}), protocol=pickle.HIGHEST_PROTOCOL) for family, releases in matrices.frameworks.items()}
         wheel_blobs = {name: pickle.dumps(tuple(files), protocol=pickle.HIGHEST_PROTOCOL) for name, files in matrices.wheel_files.items()}
         tables = {name: pickle.dumps(tuple(getattr(matrices, name)), protocol=pickle.HIGHEST_PROTOCOL) for name in DEFERRED}
-        head = _shared(matrices._replace(frameworks={}, wheel_files={}, cuda_images=(), ubuntu_pythons=(), ngc_containers=(), torch_variant_labels=()), {})
+        head = _shared(
+            matrices._replace(
+                frameworks={}, wheel_files={}, cuda_images=(), ubuntu_pythons=(), image_repositories=(), ngc_containers=(), torch_variant_labels=()
+            ),
+            {},
+        )
         tmp.write_bytes(pickle.dumps((head, blobs, wheel_blobs, tables), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, cache_file)
     except OSError:

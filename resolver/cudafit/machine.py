@@ -60,6 +60,24 @@ class MachineOptions(NamedTuple):
         return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx) or self.jetpack is not None
 
 
+def _jetson_gpu(opts: MachineOptions, matrices: Matrices) -> Optional[str]:
+    """The described GPU that is a Jetson module's, in words: by its name, or by a compute
+    capability only Jetson modules have (8.7: Orin). Such a machine is a Jetson."""
+    for name in opts.gpus:
+        model = lookup_gpu(matrices.gpus, name)[0]
+        if model is not None and model.segment == "jetson":
+            return repr(name)
+    for text in opts.compute_capabilities:
+        try:
+            cc = parse_cc(text)
+        except ValueError:
+            continue  # said where the capabilities are read
+        having = {m.segment for m in matrices.gpus.values() if m.compute_capability == cc}
+        if having == {"jetson"}:
+            return f"compute capability {text}"
+    return None
+
+
 def check_contradictions(opts: MachineOptions, os_name: str, arch: Optional[str], matrices: Optional[Matrices] = None) -> None:
     """A description that cannot be one machine is an input error: answering it would produce a
     wrong install (the contract: macOS with an NVIDIA driver, --jetson on x86_64). An AMD GPU on
@@ -149,8 +167,12 @@ def _this_macos() -> Optional[str]:
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[Callable[..., DriverReading]] = None) -> Machine:
     """The Machine of a description, reading this one for what it leaves out (the driver with
     `reader`, by default detect.read_driver). A machine described whole imports no detection code."""
-    if opts.jetpack is not None:
-        opts = opts._replace(jetson=True)  # a JetPack is a Jetson's
+    module = None if opts.jetson else _jetson_gpu(opts, matrices)
+    if module and opts.arch and check_arch(opts.arch) != "aarch64":
+        raise InputError(f"{module} is a Jetson module's GPU, and a Jetson is an aarch64 machine", field="arch", value=opts.arch)
+    if opts.jetpack is not None or module:
+        # a JetPack is a Jetson's, and so is a Jetson module's GPU (Orin, Thor; sm_87 is Orin's alone)
+        opts = opts._replace(jetson=True)
     # --jetson says the rest: a Jetson runs Linux on aarch64, whatever machine describes it
     os_name = check_os(opts.os) if opts.os else "linux" if opts.jetson else _this_os()
     arch = check_arch(opts.arch) if opts.arch else "aarch64" if opts.jetson else normalize_arch(platform.machine())
@@ -217,6 +239,8 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
                 warnings.append(f"--driver {driver} without an NVIDIA GPU: the answer is for the AMD or Intel GPUs described")
             driver, driver_known = None, True
         jetpack = machine_more.jetpack(opts.jetpack, matrices) if opts.jetpack else None
+        if jetpack is None and opts.jetson:
+            jetpack = machine_more.assumed_jetpack(gpus, matrices, warnings)
         if jetpack is not None:
             machine_more.check_board(jetpack, gpus, matrices)
         line = matrices.jetpack(jetpack)
@@ -254,6 +278,9 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
 
     if os_name == "macos":
         reading = detect.DriverReading(None, True, (), True, None, ())
+    elif (opts.os and os_name != _this_os()) or (opts.arch and arch != normalize_arch(platform.machine())):
+        # another machine's OS or arch, its GPUs not described: this host's driver is not its own
+        reading = detect.DriverReading(None, False, (), False, None, (DRIVER_NOT_GIVEN, GPU_NOT_GIVEN))
     else:
         reading = (reader or detect.read_driver)(os_name, want_banner=opts.detect_extras)
     warnings.extend(reading.warnings)
@@ -340,6 +367,9 @@ def machine_json(machine: Machine, *, full: bool = False) -> dict:
     if machine.macos:
         out["macos"] = machine.macos
     if full:
+        # detect's and doctor's: a null driver with driver_known false is not known (not given,
+        # nvidia-smi missing or silent), with true no NVIDIA driver
+        out["driver_known"] = machine.driver_known
         out["cuda_driver_max"] = machine.cuda_driver_max
     gpus = []
     for gpu in machine.gpus:

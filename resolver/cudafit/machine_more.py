@@ -107,6 +107,19 @@ def check_board(line_version: str, gpus: list[GpuInfo], matrices: Matrices) -> N
             )
 
 
+def assumed_jetpack(gpus: list[GpuInfo], matrices: Matrices, warnings: list[str]) -> Optional[str]:
+    """The JetPack of a Jetson described without one: the newest line for its GPU, or for a board
+    before Thor where no GPU is given (NVIDIA's Jetson builds are for those); said in a warning."""
+    ccs = [g.compute_capability for g in gpus if g.compute_capability]
+    lines = [j for j in matrices.jetpacks if all(cc in j.compute_capabilities for cc in ccs)] if ccs else [j for j in matrices.jetpacks if not j.server_builds]
+    if not lines:
+        return None
+    line = lines[-1]
+    board = "its GPU" if ccs else "a board before Thor (no GPU given; for Jetson Thor give --gpu 'NVIDIA Thor')"
+    warnings.append(f"JetPack not given (--jetpack): assumed {line.version}, the newest line for {board}; --jetpack X.Y gives yours")
+    return str(line.version)
+
+
 def board_gpu(line: Optional[JetPack], gpus: list[GpuInfo]) -> Optional[GpuInfo]:
     """The GPU a JetPack line stands for where none is given and the line runs on one kind of
     board only (6.x: Orin, 7.x: Thor)."""

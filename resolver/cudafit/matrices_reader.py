@@ -117,6 +117,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
     labels = variant_labels.read(docs[variant_labels.FILE], dates) if variant_labels.FILE in docs else ()
     images = cuda_images.read(docs[cuda_images.FILE], dates) if cuda_images.FILE in docs else ()
     ubuntus = cuda_images.read_ubuntu(docs[cuda_images.FILE]) if cuda_images.FILE in docs else ()
+    repositories = cuda_images.read_repositories(docs[cuda_images.FILE]) if cuda_images.FILE in docs else ()
     from cudafit.containers import data as ngc
 
     containers = ngc.read(docs[ngc.FILE], dates) if ngc.FILE in docs else ()
@@ -157,6 +158,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         torch_variant_labels=labels,
         cuda_images=images,
         ubuntu_pythons=ubuntus,
+        image_repositories=repositories,
         ngc_containers=containers,
         kernels=kernels,
     )

@@ -327,6 +327,7 @@ class Matrices(NamedTuple):
     torch_variant_labels: tuple = ()  # PyTorch's wheel-variant labels (variant_labels.VariantLabel, torch-variants.toml)
     cuda_images: tuple = ()  # NVIDIA's CUDA base images on Ubuntu (cuda_images.CudaImage, cuda-images.toml), newest first
     ubuntu_pythons: tuple = ()  # the python3 each Ubuntu of those images installs with apt (cuda_images.UbuntuPython)
+    image_repositories: tuple = ()  # the machines an image repository publishes for (cuda_images.ImageRepository)
     ngc_containers: tuple = ()  # NVIDIA's NGC framework containers (containers.data.Container, ngc-containers.toml), newest first
     kernels: tuple = ()  # precisions and kernels per compute capability (kernel_data.KernelFact, kernels.toml)
 
@@ -406,6 +407,9 @@ class Policy(NamedTuple):
     strict_driver: bool = False  # each toolkit's own driver, not minor-version compatibility
     cpu: bool = False  # CPU builds even beside a GPU
     mixed_cuda: bool = False  # allow frameworks on different CUDA majors in one environment
+    # CPU torch builds too, ranked after every GPU build (check: a CPU wheel an index serves is a
+    # build pip installs, such as PyPI's torch 2.5 to 2.10 on linux-aarch64)
+    cpu_also: bool = False
     # (family, version, tag) of the builds a family may choose from; a family not named is free.
     # `fleet` asks each node class for the builds that run on every class.
     only: frozenset[tuple[str, str, str]] = frozenset()

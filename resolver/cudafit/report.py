@@ -81,6 +81,7 @@ def _floors_json(res: Resolution) -> dict:
                 "requirements": list(a.requirements),
                 "cause": a.cause or None,
                 "chosen": a.chosen,
+                "build_cuda_majors": list(a.built_for),
             }
             for a in res.by_driver_floor
         ]
@@ -94,6 +95,9 @@ def floors_text(res: Resolution) -> list[str]:
     lines = ["driver unknown: the newest set per driver floor (give --driver to pick):"]
     for a in res.by_driver_floor:
         what = ", ".join(a.requirements) if a.ok else f"none: {a.reason}"
+        if a.ok and a.built_for and a.cuda_major not in a.built_for:
+            # the row is the drivers', not the builds': none of this major runs here
+            what += f"  (CUDA {'/'.join(map(str, a.built_for))} builds: no CUDA {a.cuda_major} build runs here)"
         mark = "  (this answer)" if a.chosen else ""
         lines.append(f"  driver >= {a.driver_min:<{width}}  CUDA {a.cuda_major}  {what}{mark}")
     return lines

@@ -35,7 +35,10 @@ def _worded(specs: list[str], machine: Machine, matrices: Matrices, policy: Poli
         return res
     from cudafit.kernel_fit import fit
 
-    versions = {c.family: c.version for c in res.candidates}
+    # the GPU builds chosen: a CPU build gets none of a GPU's precisions or kernels
+    versions = {c.family: c.version for c in res.candidates if c.kind != "cpu"}
+    if not versions:
+        return res
     return res._replace(kernels=tuple(fit(machine.gpus, versions, matrices.kernels)))
 
 

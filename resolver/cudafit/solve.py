@@ -157,7 +157,7 @@ def _candidates(
         _MEMO.matrices, _MEMO.answers = matrices, {}
     # A family offers its builds whatever set they may be chosen from (`only` narrows them after,
     # in _only): the builds asked for one file's indexes serve every other file's too.
-    offering = Policy(strict_driver=policy.strict_driver, cpu=policy.cpu, mixed_cuda=policy.mixed_cuda)
+    offering = Policy(strict_driver=policy.strict_driver, cpu=policy.cpu, mixed_cuda=policy.mixed_cuda, cpu_also=policy.cpu_also)
     key = (family, tuple(sorted((name, str(spec)) for name, spec in specs.items())), machine, offering, extras)
     if key not in _MEMO.answers:
         accepted, rejected = BY_FAMILY[family].candidates(specs, machine, matrices, offering, extras)

@@ -231,6 +231,9 @@ def rollback(home: Optional[Path] = None) -> datahome.State:
     if not (base / datahome.STATE).exists():
         raise InputError(f"no data update to roll back ({base} holds none); cudafit uses the data it shipped with")
     with datahome.Lock(base):
+        problem = datahome.state_problem(base)
+        if problem:
+            raise InputError(f"the data update's state is damaged ({problem}); `cudafit data update` installs the newest data afresh")
         state = datahome.read_state(base)
         if state.current is None and state.previous is None:
             raise InputError(f"no data update to roll back ({base} holds none); cudafit uses the data it shipped with")
@@ -266,7 +269,8 @@ def _update_state(source: Source, in_use: Matrices) -> str:
 
     root = datahome.current_root()
     if root is None:
-        return "none"
+        problem = datahome.state_problem()
+        return f"broken, not used: {problem}" if problem else "none"
     if source.kind == "updated":
         return "in use"
     try:

@@ -68,6 +68,7 @@ def read(path: Path) -> Document:
     uses_uv = any(item["instruction"] == "RUN" and _UV_RUN.search(item["value"]) for item in structure)
     context_config = _context_uv_config(path) if uses_uv else ""
     stage_of = _stages(structure)
+    posix = _posix_runs(structure, stage_of, image_of, keep)
     for n, item in enumerate(structure):
         if stage_of[n] in running and (_sets_config(item) or (context_config and _copies_context(item))):
             # pip or uv reads an index from a file the Dockerfile brings in, which is not read here:
@@ -79,6 +80,8 @@ def read(path: Path) -> Document:
             indexes.append(IndexRef(f"{given} ({item['instruction']} line {item['startline'] + 1})", "index-url", where))
         if item["instruction"] != "RUN" or stage_of[n] not in running:
             continue  # another stage builds what the running one copies: its installs are not the image's environment
+        if not posix[n] and _exec_form(item["value"]) is None:
+            continue  # cmd or PowerShell text (`for %f in (*.whl) do pip install %f`): not a POSIX shell's words
         values = {**contexts[n].get_values(context_type="ARG"), **contexts[n].get_values(context_type="ENV")}
         # pip and uv read their indexes from the environment too, and ARG and ENV values are in it
         for name, (tool, kind) in INDEX_VARIABLES.items():
@@ -396,6 +399,25 @@ def _heredocs(structure: list[dict], lines: list[str]) -> dict[int, list[tuple[O
             # a backslash-newline joins two lines before the shell reads them (POSIX 2.2.1)
             out.setdefault(n, []).append((body.replace("\\\n", "") if runs_shell else None, first, line))
             line += 1
+    return out
+
+
+# Windows images run RUN lines with cmd unless a SHELL instruction says otherwise
+_WINDOWS_IMAGE = re.compile(r"^mcr\.microsoft\.com/(?:windows|powershell)", re.IGNORECASE)
+
+
+def _posix_runs(structure: list[dict], stage_of: list[int], image_of: dict[int, str], keep: list[int]) -> list[bool]:
+    """For each instruction, whether its stage's shell is a POSIX one (sh, bash): a SHELL
+    instruction of cmd or PowerShell, or a Windows base image, says it is not."""
+    shell_of: dict[int, bool] = {}
+    out = []
+    for n, item in enumerate(structure):
+        if item["instruction"] == "FROM":
+            shell_of[n] = not _WINDOWS_IMAGE.match(image_of.get(keep[n], ""))
+        elif item["instruction"] == "SHELL":
+            words = _exec_form(item["value"]) or []
+            shell_of[stage_of[n]] = bool(words) and SHELL.fullmatch(words[0].lower().removesuffix(".exe")) is not None
+        out.append(shell_of.get(stage_of[n], True))
     return out
 
 

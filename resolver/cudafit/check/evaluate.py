@@ -10,6 +10,7 @@ from cudafit.check.build_rules import build_torch_differs
 from cudafit.check.conda_rules import conda_channel_release
 from cudafit.check.contradictions import Clash, contradictions
 from cudafit.check.environments import Environment, describe, environments, reach_names_extra, relevant, selective, view
+from cudafit.check.image_platforms import narrowed, published_platforms
 from cudafit.check.image_rules import apt_python, image_toolkit_differs, source_build_differs
 from cudafit.check.image_target_rules import image_refused_on_targets
 from cudafit.check.index_rules import local_pins, pytorch_extra_index, unpaired_companions
@@ -39,6 +40,12 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         # an image's Python is the one its Ubuntu installs with apt (the data's cuda-images.toml)
         python = apt_python(matrices, doc.apt_python, doc.python_named)
         doc = doc._replace(requires_python=f"=={python}.*" if python else "")
+    if doc.kind == "dockerfile" and doc.images:
+        # built only where its base image is published (pytorch/pytorch: x86_64 alone)
+        doc = doc._replace(
+            platforms=narrowed(doc.platforms, published_platforms(matrices, doc.images[-1][0])),
+            source_builds=tuple(b._replace(platforms=narrowed(b.platforms, published_platforms(matrices, b.image))) for b in doc.source_builds),
+        )
     if doc.compiled_here and not doc.platforms:
         doc = doc._replace(platforms=compiled_platforms(doc, matrices))
     releases = {str(r.version): r for r in matrices.torch}

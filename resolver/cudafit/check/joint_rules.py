@@ -45,6 +45,14 @@ def sets(doc: Document) -> dict[str, list[Pin]]:
     return out
 
 
+def _pypi_build(pin: Pin, spec: str) -> str:
+    """What a plain pin gets from PyPI, in the file's own words: `torch==2.12.0 from PyPI is its
+    cu130 build` (the file wrote no local version)."""
+    build = spec.split(";")[0]
+    public, _, local = build.partition("+")
+    return f"{public} from PyPI is its {local} build" if local and pin.version and not pin.local else f"{build} from PyPI"
+
+
 def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], env: Environment, *, any_targets: bool = False) -> list:
     """The set of one environment (`doc` is its view) solved jointly: on its platform with every
     floor met (can the pins share one environment at all?), or on each target of that platform."""
@@ -97,6 +105,14 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
             anywhere = solved(specs, here, matrices, policy)
         except InputError:
             anywhere = None
+        if anywhere is not None and not anywhere.ok and not policy.cpu:
+            # A CPU torch the file's indexes serve makes a set pip can install (PyPI's torch 2.5
+            # to 2.10 on linux-aarch64, beside jax on the GPU): the pins can share one environment.
+            try:
+                on_cpu = solved(specs, here, matrices, policy._replace(cpu_also=True))
+            except InputError:
+                on_cpu = None
+            anywhere = on_cpu if on_cpu is not None and on_cpu.ok else anywhere
         if anywhere is not None and not anywhere.ok and _pins_disagree(anywhere, families) and _built_elsewhere(doc, members, matrices, policy):
             # The pins name builds this platform has none of (+cu124 on macOS): the file is not
             # for it. Only a target of this platform says so (CF010).
@@ -148,9 +164,9 @@ def joint_and_targets(doc: Document, matrices: Matrices, targets: list[Target], 
                     )
                     verb = "cannot be shown to share" if code == "CF013" else "cannot share"
                     # A plain version from PyPI is PyPI's build: say so, it is often the telling fact.
-                    pypi = [f"{s.split(';')[0]} from PyPI" for p in members if (s := solver_spec(doc, p, here, matrices)) != solver_spec(doc, p)]
+                    pypi = [_pypi_build(p, s) for p in members if (s := solver_spec(doc, p, here, matrices)) != solver_spec(doc, p)]
                     said = f"these pins {verb} one environment{where}: {cause.replace(' that runs here', '')}"
-                    out.append(finding(code, anchor, said + (f" ({', '.join(pypi)}: no PyTorch index in the file)" if pypi else ""), fix))
+                    out.append(finding(code, anchor, said + (f" ({'; '.join(pypi)}: no PyTorch index in the file)" if pypi else ""), fix))
             else:
                 out.append(
                     finding(

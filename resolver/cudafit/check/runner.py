@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
-from cudafit.check.environments import environments
+from cudafit.check.environments import PLATFORMS, environments
 from cudafit.check.evaluate import check_document, file_environments
 from cudafit.check.files import discover
 from cudafit.check.model import SEVERITIES, Document, Finding
@@ -30,6 +30,8 @@ class Settings(NamedTuple):
     fail_on: str = "warning"
     resolve: bool = False  # ask uv about each environment too (CF016); needs uv and the network
     uv: str = ""  # the uv that --resolve runs
+    # the platforms the project installs on ("linux-x86_64", ...): the others are not judged; () all
+    platforms: tuple[str, ...] = ()
 
     def wants(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):
@@ -60,9 +62,14 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
     targets = table.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
         raise InputError(f"{source}: [tool.cudafit] targets: expected an array of tables ([[tool.cudafit.targets]])")
-    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict", "fail-on", "resolve"})
+    unknown_keys = sorted(set(table) - {"select", "ignore", "targets", "strict", "fail-on", "resolve", "platforms"})
     if unknown_keys:
-        raise InputError(f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, fail-on, resolve, targets)")
+        raise InputError(
+            f"{source}: [tool.cudafit]: unknown key {', '.join(unknown_keys)} (known: select, ignore, strict, fail-on, resolve, platforms, targets)"
+        )
+    platforms = table.get("platforms", [])
+    if not isinstance(platforms, list) or not platforms and "platforms" in table or any(p not in PLATFORMS for p in platforms):
+        raise InputError(f"{source}: [tool.cudafit] platforms: expected a list of some of {', '.join(PLATFORMS)}, got {platforms!r}")
     flags = {}
     for key in ("strict", "resolve"):
         flags[key] = table.get(key, False)
@@ -73,7 +80,7 @@ def settings_from(table: Optional[dict[str, Any]], source: str) -> Settings:
         raise InputError(f'{source}: [tool.cudafit] fail-on: expected "error", "warning" or "note", got {fail_on!r}')
     if flags["strict"] and fail_on != "note":
         raise InputError(f'{source}: [tool.cudafit]: strict = true is fail-on = "note"; give one of them')
-    return Settings(codes("select"), codes("ignore"), tuple(targets), source, fail_on, flags["resolve"])
+    return Settings(codes("select"), codes("ignore"), tuple(targets), source, fail_on, flags["resolve"], platforms=tuple(platforms))
 
 
 _TARGET_KEYS = {"name", "driver", "gpu", "gpus", "compute-capability", "gfx", "os", "arch", "python", "jetson", "jetpack", "macos"}
@@ -165,6 +172,10 @@ def check_paths(
             errors.append(f"{path}: nested too deeply to read; not checked")
             continue
         files += 1
+        if settings.platforms:
+            # the project's own platforms: no other is the file's to answer for; a file that says
+            # its own (a Dockerfile: Linux) keeps them where none of the project's is among them
+            doc = doc._replace(platforms=tuple(p for p in (doc.platforms or PLATFORMS) if p in settings.platforms) or doc.platforms)
         found_here = check_document(doc, matrices, targets)
         if settings.resolve and settings.uv:
             # imported here: a check without --resolve starts no thread pool and no subprocess module

@@ -38,6 +38,8 @@ _PUNCTUATION = "();<>|&\n"
 _OPERATOR = re.compile(r"&&|\|\||;;|\|&|&>>?|>>|>&|>\||<<<|<<|<&|<>|[()\n;&|<>]")
 _REDIRECTIONS = {"<", ">", ">>", ">&", "<&", "&>", "&>>", ">|", "<>", "<<", "<<<"}
 SHELL = re.compile(r"(?:.*/)?(?:ba|da|z|a|k)?sh")
+# a parameter expansion with an operator (${V#v}, ${V%.*}, ${V//./}, ${V:-x}, ${V:0:5})
+_MODIFIED = re.compile(r"\$\{\w+[^\w}]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
 
 
@@ -165,6 +167,8 @@ def _put_in(word: str, known: dict[str, str]) -> str:
 
     if "$" not in word or "$(" in word or "`" in word or any(name not in known for name in re.findall(r"\$\{?(\w+)", word)):
         return word
+    if _MODIFIED.search(word):
+        return word  # ${V#v}, ${V//./}, ${V:-x}: the shell's expansion, not the value alone
     return "".join(WordSplitter(word, args=known, envs=known).split(maxsplit=0, dequote=False))
 
 

@@ -83,6 +83,7 @@ def check(
         settings.source,
         "note" if strict else fail_on or settings.fail_on,
         resolve or settings.resolve,
+        platforms=settings.platforms,
     )
     if settings.resolve:
         from cudafit.check.resolve import find_uv

@@ -160,7 +160,7 @@ def data_status(as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps({"schema_version": SCHEMA_VERSION, **info}, indent=2))
         return 0
-    click.echo(f"data in use: {info['source']}, data of {info['data_date']} ({info['age_days']} days old)")
+    click.echo(f"data in use: {info['source']}, data of {info['data_date']} ({info['age_days']} day{'' if info['age_days'] == 1 else 's'} old)")
     click.echo(f"path: {info['path']}")
     click.echo("newest releases: " + ", ".join(f"{family} {version}" for family, version in info["newest"].items()))
     update = info["update"]

@@ -21,8 +21,7 @@ def doctor(described: MachineOptions, env: Optional[str], as_json: bool, confirm
     """Diagnose the GPU setup of an environment, without importing any framework; exit 1 on errors."""
     import os
 
-    from cudafit.detection import interpreter_version, python_of_prefix
-    from cudafit.doctor.environment import read_environment
+    from cudafit.doctor.environment import read_target
     from cudafit.doctor.runner import diagnose, read_driver, report_json, report_text
     from cudafit.errors import InputError
     from cudafit.installer import find_target
@@ -31,11 +30,12 @@ def doctor(described: MachineOptions, env: Optional[str], as_json: bool, confirm
 
     matrices = load_matrices()
     target = find_target(env)
-    python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
-    if described.python and python and described.python != python:
-        raise InputError(f"--python {described.python}: the environment ({target.prefix}) runs Python {python}; doctor reads the environment as it is")
-    machine = build_machine(described._replace(python=described.python or python), matrices, reader=read_driver)
-    environment = read_environment(target.prefix, target.python, python=python or described.python)
+    environment = read_target(target.python, target.prefix, python=described.python)
+    if described.python and environment.python and described.python != environment.python:
+        raise InputError(
+            f"--python {described.python}: the environment ({environment.prefix}) runs Python {environment.python}; doctor reads the environment as it is"
+        )
+    machine = build_machine(described._replace(python=environment.python), matrices, reader=read_driver)
     report = diagnose(environment, machine, matrices, environ=os.environ, toolkits=find_toolkits(os.environ))
     if confirm:
         from cudafit.doctor.runner import confirm as import_and_compare

@@ -82,10 +82,23 @@ def fleet_resolve(
             left = sum(a.cls.nodes for a in answer.left_out)
             click.echo(f"cudafit: error: {left} GPU node(s) could not be placed (--json says why); --allow-partial writes the answer for the others", err=True)
             return 1
+        from cudafit.errors import InputError
+        from cudafit.fleet.project import answers_to_write
+
+        try:
+            answers_to_write(answer)
+        except InputError as none:  # no set runs: the answer is "none" (exit 1), not bad input
+            click.echo(f"cudafit: error: {none.reason}", err=True)
+            return 1
         target = None if output in (None, "-") else output
         if target is not None:
             fileio.check_output(target)
-        text = write(fmt, answer, fileio.read_existing(target) if target and fmt == "uv-project" else None, env_name)
+        try:
+            text = write(fmt, answer, fileio.read_existing(target) if target and fmt == "uv-project" else None, env_name)
+        except InputError as err:
+            if err.field == "existing" and target is not None:  # the file -o names is the one to merge into
+                raise InputError(err.reason, path=target) from None
+            raise
         if target is None:
             click.echo(text, nl=False)
         else:

@@ -81,7 +81,7 @@ def install(specs: tuple[str, ...], described: MachineOptions, policy: Policy, e
             from cudafit.held import path_in
 
             click.echo(f"# then write {path_in(target.prefix)} (the set's constraints)")
-        return 0
+        return 1 if problem else 0  # the install itself would exit 1 there: a dry run used as a pre-check says so
     if problem:
         click.echo(f"cudafit: {problem}", err=True)
         return 1

@@ -70,6 +70,11 @@ def resolve(
             raise click.UsageError("--why explains the answer for a machine; it does not combine with --inside")
         return _inside(list(specs), inside, described.python, machine, matrices, policy, as_json, fmt, put)
     res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
+    if res.driver_min:
+        from cudafit import rules
+
+        # the machine's GPUs count: a B200 needs R570 whatever its build's CUDA 12 floor
+        res = res._replace(driver_min=rules.floor_for_gpus(res.driver_min, machine, matrices))
     if fmt == "dockerfile":
         from cudafit.containers.cuda_base import for_cuda_image
 
@@ -83,7 +88,8 @@ def resolve(
         if as_json:
             put(json.dumps({**resolution_json(res), "why_not": {"release": why_not, "reasons": lines}}, indent=2) + "\n")
         else:
-            click.echo(f"why not {why_not}:")
+            chosen = all(" is part of the answer" in line for line in lines[:1]) and len(lines) == 1
+            click.echo(f"{'why' if chosen else 'why not'} {why_not}:")
             for line in lines:
                 click.echo(f"  - {line}")
         return 0 if res.ok else 1

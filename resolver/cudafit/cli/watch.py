@@ -20,6 +20,7 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
     """Run COMMAND (after --), pass its output through, sample the GPUs and its processes, and
     report the warning signs on stderr at the end; exits with the command's exit code."""
     import math
+    import os
 
     # only what starting the command needs: the judging and the report are imported after it ends,
     # so the command starts that much sooner
@@ -32,38 +33,71 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
         raise click.UsageError("give a command after --, or --pid PID")
     if pid is not None and command:
         raise click.UsageError("--pid follows a running process; give no command with it")
-    if command and command[0].startswith("-"):
+    if command and command[0].startswith("-") and not _after_dashes(command):
         raise click.UsageError(f"no such option: {command[0]} (the command goes after --)")
+    if command and not command[0]:
+        raise click.UsageError("the command after -- is empty")
     if pid is not None and not alive(pid):
         raise click.BadParameter(f"{pid}: no such process", param_hint="'--pid'")
+    if output == "-":  # standard output, as -o - is everywhere in cudafit
+        output, as_json = None, True
     if output is not None:
         from pathlib import Path
 
         from cudafit import fileio
 
         fileio.check_output(output)  # before the run: a report that cannot be written would lose it
-        if not Path(output).resolve().parent.is_dir():
+        folder = Path(output).resolve().parent
+        if not folder.is_dir():
             raise click.BadParameter(f"{output}: its folder does not exist", param_hint="'-o'")
+        if not Path(output).exists() and not os.access(folder, os.W_OK | os.X_OK):
+            raise click.BadParameter(f"{output}: its folder {folder} cannot be written", param_hint="'-o'")
     try:
         watched = run_watch(list(command), interval, pid)
     except FileNotFoundError as exc:
-        raise click.UsageError(f"cannot start {exc}") from None
+        builtin = " (a shell builtin: run it in a shell, `-- sh -c '...'`)" if command[0] in _BUILTINS else ""
+        click.echo(f"cudafit: error: cannot start {exc}{builtin}", err=True)
+        return 127  # as a shell says of a command it cannot find or run
+
     import json
 
     from cudafit import fileio
+    from cudafit.errors import CudafitError
     from cudafit.watch.findings import judge
     from cudafit.watch.report import as_json as to_json
     from cudafit.watch.report import text
 
     findings = judge(watched, _bf16_gpus(watched), _cause(watched))
-    click.echo(text(watched, findings), err=True, nl=False)
-    if as_json or output:
-        body = json.dumps(to_json(watched, findings), indent=2) + "\n"
-        if output:
-            fileio.write_output(output, body)
-        else:
-            click.echo(("\n" if watched.open_line else "") + body, nl=False)  # on a line of its own
-    return watched.exit_code if watched.exit_code is not None else 0
+    code = watched.exit_code if watched.exit_code is not None else 0
+    try:
+        # on a line of its own where the command's output ended without one (a progress bar)
+        click.echo(("\n" if watched.open_line else "") + text(watched, findings), err=True, nl=False)
+        if as_json or output:
+            body = json.dumps(to_json(watched, findings), indent=2) + "\n"
+            if output:
+                fileio.write_output(output, body)
+            else:
+                click.echo(("\n" if watched.open_line else "") + body, nl=False)
+    except (OSError, CudafitError) as exc:
+        # the run is over: its exit code is the answer; the report's failure is said where it can be
+        try:
+            click.echo(f"cudafit: error: the report was not written: {exc}", err=True)
+        except OSError:
+            pass
+    return code
+
+
+# commands a shell runs itself, which no program on PATH is
+_BUILTINS = frozenset({"cd", "export", "source", ".", "alias", "set", "unset", "ulimit", "umask", "exec", "eval", "pushd", "popd"})
+
+
+def _after_dashes(command: tuple[str, ...]) -> bool:
+    """Whether the command's first word came after the `--` (a leading dash is then the
+    command's own, `-- -x`), not before it (`--jsn -- python x.py`: a misspelt option)."""
+    import sys
+
+    argv = sys.argv[1:]
+    return "--" in argv and command[0] not in argv[: argv.index("--")]
 
 
 def _bf16_gpus(watched: Watched) -> frozenset[int]:

@@ -36,6 +36,8 @@ CODES = {
     "DR032": "onnxruntime and onnxruntime-gpu in one environment",
     "DR033": "a library built against another torch or CUDA than the one installed",
     "DR034": "a package moved off the constraints cudafit install --constrain held it to",
+    "DR035": "torchvision or torchaudio made for another torch",
+    "DR036": "a JAX CUDA plugin of another version than jaxlib (JAX runs on the CPU)",
     "DR040": "CUDA_HOME, nvcc and LD_LIBRARY_PATH name different toolkits",
     "DR041": "LD_LIBRARY_PATH shadows a framework's CUDA libraries",
     "DR042": "the toolkit that builds extensions does not match torch's CUDA",

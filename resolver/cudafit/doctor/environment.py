@@ -42,10 +42,24 @@ _CUDART = re.compile(r"libcudart\.so\.(\d+)")
 _CUDA_LIBRARY = re.compile(r"lib(?:cudart|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl|nvrtc)\.so\.(\d+)")
 
 
-def read_environment(prefix: Path, interpreter: Optional[str], *, python: Optional[str] = None) -> Environment:
+def read_target(python_exe: str, prefix: Path, *, python: Optional[str] = None) -> Environment:
+    """The environment an interpreter runs, with the package folders it imports from, as it says
+    (its user site, system site packages, dist-packages); read from the prefix's files alone where
+    the interpreter does not run here. `python`: the version to assume where nothing tells it."""
+    layout = detect.interpreter_layout(python_exe)
+    if layout is None:
+        own = detect.python_of_prefix(prefix) if prefix.joinpath("pyvenv.cfg").is_file() else detect.interpreter_version(python_exe)
+        return read_environment(prefix, python_exe, python=own or python)
+    return read_environment(layout.prefix, python_exe, python=layout.python, sites=list(layout.sites))
+
+
+def read_environment(prefix: Path, interpreter: Optional[str], *, python: Optional[str] = None, sites: Optional[list[Path]] = None) -> Environment:
+    """What the environment at `prefix` holds; `sites`: its package folders in import order (by
+    default the prefix's own site-packages)."""
     problems: list[str] = []
     python = python or detect.python_of_prefix(prefix)
-    sites = _site_packages(prefix, python, problems)
+    if sites is None:
+        sites = _site_packages(prefix, python, problems)
     dists = _distributions(sites, problems)
     builds = []
     for reader in (_torch, _tensorflow, _jax, _onnxruntime):
@@ -95,6 +109,11 @@ def _distributions(sites: list[Path], problems: list[str]) -> dict[str, Distribu
                 problems.append(f"{entry} has no version in its name: a broken install of {name}; reinstall it")
                 continue
             key = canonicalize_name(name)
+            if key in found and found[key].path.parent != site:
+                # An earlier folder on the import path wins (a user site before the system's).
+                if key in FRAMEWORK_DISTS:
+                    problems.append(f"{key} {version} in {site} is hidden by {found[key].version} in {found[key].path.parent}, which Python imports first")
+                continue
             if key in found:
                 # Two metadata folders for one name: pip left one behind, and which one Python
                 # imports is not what either claims.
@@ -259,6 +278,10 @@ def _jax(sites: list[Path], dists: dict[str, Distribution], problems: list[str],
         return None
     jaxlib = dists["jaxlib"]
     plugins = sorted(d for d in dists if _JAX_PLUGIN.fullmatch(d))
+    # the plugin jaxlib loads is one of its own version (the others it skips: stack_checks.jax_plugins)
+    own = re.match(r"[0-9]+(?:\.[0-9]+)*", jaxlib.version)
+    loaded = [d for d in plugins if own is not None and (m := re.match(r"[0-9]+(?:\.[0-9]+)*", dists[d].version)) is not None and m.group(0) == own.group(0)]
+    plugins = loaded or plugins
     local = jaxlib.version.partition("+")[2]
     if plugins:
         major = _JAX_PLUGIN.fullmatch(plugins[-1]).group(1)  # type: ignore[union-attr]

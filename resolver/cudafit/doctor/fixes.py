@@ -32,6 +32,7 @@ class Repair:
         self.machine = machine
         self.matrices = matrices
         self.python = shlex.quote(env.interpreter) if env.interpreter else "python"
+        self.uv = _uv_without_pip(env)
         self._solved: Optional[tuple[Optional[Resolution], frozenset[str]]] = None
         self._runs: dict[str, bool] = {}
 
@@ -106,6 +107,17 @@ class Repair:
     def solved(self) -> bool:
         return self.solve()[0] is not None
 
+    def pip(self, action: str, *args: str, reinstall: tuple[str, ...] = ()) -> str:
+        """One pip command run on this environment: its Python's pip, or uv's where uv made the
+        environment without pip. `reinstall`: distributions to install again at the same version
+        (pip calls an installed version satisfied and does nothing)."""
+        if self.uv:
+            again = [f"--reinstall-package={name}" for name in reinstall] if action == "install" else []
+            return shlex.join(["uv", "pip", action, "--python", *shlex.split(self.python), *again, *args])
+        again = ["--force-reinstall"] if reinstall and action == "install" else []
+        sure = ["-y"] if action == "uninstall" else []
+        return shlex.join([*shlex.split(self.python), "-m", "pip", action, *sure, *again, *args])
+
     def commands(self) -> tuple[str, ...]:
         from cudafit.emit import install_groups
 
@@ -114,25 +126,63 @@ class Repair:
             # Nothing runs here: the resolve that says why, for this machine as doctor saw it.
             return (shlex.join(["cudafit", "resolve", *self._specs(frozenset()), *machine_args(self.machine)]),)
         out = []
+        gone: list[str] = []
         if ORT_CPU in self.env.distributions and any(p.name == ORT_GPU for p in res.packages):
             # Both packages install the onnxruntime module: pip would keep the CPU one's files
             # beside (or over) the CUDA one's. Removing onnxruntime alone would take files
             # onnxruntime-gpu shares, and pip would then call the damaged onnxruntime-gpu satisfied:
             # both go, then the install.
             gone = [ORT_CPU] + [ORT_GPU] * (ORT_GPU in self.env.distributions)
-            out.append(shlex.join([*shlex.split(self.python), "-m", "pip", "uninstall", "-y", *gone]))
+            out.append(self.pip("uninstall", *gone))
         for group in install_groups(res):
-            argv = [*shlex.split(self.python), "-m", "pip", "install", *group.options]
+            argv = list(group.options)
             if group.index_url:
                 argv += ["--index-url", group.index_url]
             if group.find_links:
                 argv += ["-f", group.find_links]
-            out.append(shlex.join(argv + list(group.requirements)))
+            again = tuple(name for name in self._installed_as(group.requirements) if name not in gone)
+            out.append(self.pip("install", *argv, *group.requirements, reinstall=again))
         from cudafit.emit import environment
 
         # what the set needs set where it runs (an AMD GPU on another target's kernels)
         out += [f"export {name}={shlex.quote(value)}" for name, value in environment(res).items()]
         return tuple(out)
+
+    def _installed_as(self, requirements: tuple[str, ...]) -> tuple[str, ...]:
+        """The distributions among `requirements` pinned to exactly the version installed (a build
+        for another Python, or a damaged install, at the version that runs here)."""
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.utils import canonicalize_name
+
+        same = []
+        for text in requirements:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            dist = self.env.distributions.get(canonicalize_name(req.name))
+            pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
+            if dist is not None and pinned and _same_version(pinned[0], dist.version):
+                same.append(dist.name)
+        return tuple(same)
+
+
+def _same_version(pinned: str, installed: str) -> bool:
+    try:
+        return Version(pinned) == Version(installed)
+    except InvalidVersion:
+        return pinned == installed
+
+
+def _uv_without_pip(env: Environment) -> bool:
+    """An environment uv made (its pyvenv.cfg names uv) that has no pip of its own."""
+    if "pip" in env.distributions:
+        return False
+    try:
+        text = (env.prefix / "pyvenv.cfg").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(line.partition("=")[0].strip() == "uv" for line in text.splitlines())
 
 
 def machine_args(machine: Machine) -> list[str]:

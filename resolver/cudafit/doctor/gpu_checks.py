@@ -11,6 +11,7 @@ from cudafit.doctor.fixes import ORT_GPU, gpu_here
 from cudafit.doctor.model import Finding
 from cudafit.records import Machine
 from cudafit.vendor_rules import answered_gpus
+from cudafit.visible_devices import visible_gpus
 
 # --- the driver and the GPUs ----------------------------------------------------------------------
 
@@ -58,7 +59,7 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
                 "Run nvidia-smi yourself; if it hangs or fails, reload the driver (a reboot does it) or reinstall it.",
             )
         )
-    elif m.driver is None and not answered_gpus(m, "amd") + answered_gpus(m, "intel") and not m.jetpack:  # vendor_checks; a JetPack: its own
+    elif m.driver is None and m.driver_known and not answered_gpus(m, "amd") + answered_gpus(m, "intel") and not m.jetpack:  # vendor_checks; a JetPack: its own
         if cuda:
             out.append(
                 finding(
@@ -70,16 +71,24 @@ def driver_and_gpus(ctx: Context) -> list[Finding]:
         elif any(g.vendor == "nvidia" for g in m.gpus):
             out.append(finding("DR001", "No NVIDIA driver is installed.", "Install the NVIDIA driver for your GPU.", severity="warning"))
     hidden = ctx.environ.get("CUDA_VISIBLE_DEVICES")
-    if hidden is not None and hidden.strip() in ("", "-1", "none", "NoDevFiles") and m.driver is not None:
+    nvidia = {i: g.name or "" for i, g in enumerate(g for g in m.gpus if g.vendor == "nvidia")}
+    if hidden is not None and m.driver is not None and visible_gpus(ctx.environ, nvidia).gpus == frozenset():
         out.append(
             finding(
                 "DR004",
-                f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU from CUDA programs.",
+                f"CUDA_VISIBLE_DEVICES={hidden!r} hides every GPU from CUDA programs" + _first_entry(hidden, nvidia),
                 "Unset it (unset CUDA_VISIBLE_DEVICES) or list the GPUs to use (CUDA_VISIBLE_DEVICES=0).",
                 severity="warning",
             )
         )
     return out
+
+
+def _first_entry(hidden: str, nvidia: dict[int, str]) -> str:
+    """Why a list that names devices hides them all: CUDA stops at its first entry that is none."""
+    if not nvidia or hidden.strip() in ("", "-1"):
+        return "."
+    return f" (CUDA reads the list up to its first entry that is no device here; nvidia-smi lists GPU {', '.join(map(str, nvidia))})."
 
 
 # --- CPU builds beside a GPU ----------------------------------------------------------------------

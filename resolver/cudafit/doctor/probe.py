@@ -14,6 +14,10 @@ from cudafit.doctor.model import Environment, Finding
 # own, so one that fails to import does not hide the others.
 _SCRIPT = r"""
 import json, sys
+# `python -c` imports from the current folder first: a source checkout of torch there is not the
+# environment's torch.
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
 
 def torch_probe():
     import torch

@@ -1,6 +1,7 @@
 """Checks on the CUDA stack inside the environment: frameworks on different CUDA or cuDNN majors,
 nvidia-* wheels that do not satisfy what a framework requires, both ONNX Runtime packages at once,
-and libraries (xformers, vllm, flash-attn, torchao) built against another torch or CUDA."""
+torchvision and torchaudio made for another torch, and libraries (xformers, vllm, flash-attn,
+torchao) built against another torch or CUDA."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def cuda_stacks(ctx: Context) -> list[Finding]:
                 # cannot run here (a driver too old for its CUDA, no kernels for the GPU).
                 "Remove both and install only the onnxruntime-gpu build the resolver picks for this machine:"
                 if ctx.repair.solved
-                else f"Remove both ({ctx.repair.python} -m pip uninstall -y onnxruntime onnxruntime-gpu); "
+                else f"Remove both ({ctx.repair.pip('uninstall', 'onnxruntime', 'onnxruntime-gpu')}); "
                 "no set with onnxruntime-gpu runs here, and this says why:",
                 ctx.repair.commands(),
             )
@@ -105,7 +106,7 @@ def built_against(ctx: Context) -> list[Finding]:
                         else "it is made for another torch and may fail to import or run."
                     ),
                     "Remove the library (pip keeps an installed version, whatever its build) and install it with torch as one set:",
-                    (f"{ctx.repair.python} -m pip uninstall -y {lib.dist}", *ctx.repair.commands()),
+                    (ctx.repair.pip("uninstall", lib.dist), *ctx.repair.commands()),
                     severity="warning" if lib.family == "torchao" else "error",  # torchao falls back to its Python code
                 )
             )
@@ -164,3 +165,81 @@ def _extra_in_use(ctx: Context, dist: str, extra: str) -> bool:
     base = {canonicalize_name(r.name) for r in requirements_for(d, "", ctx.env.python)}
     own = {canonicalize_name(r.name) for r in requirements_for(d, extra, ctx.env.python)} - base
     return any(_CUDA_WHEEL.fullmatch(n) and n in ctx.env.distributions for n in own)
+
+
+# the local tag of a PyTorch index build: cu124, rocm6.2, cpu, xpu
+_LOCAL_CUDA = re.compile(r"^cu(\d+?)(\d)$")
+
+
+def companions(ctx: Context) -> list[Finding]:
+    """torchvision and torchaudio pin the torch they were built with (Requires-Dist torch==X in
+    their METADATA) and load their compiled operators against it: another torch fails to load them
+    (`operator torchvision::nms does not exist`), and an index build of another CUDA major brings a
+    second CUDA runtime."""
+    torch = ctx.env.distributions.get("torch")
+    if torch is None:
+        return []
+    try:
+        torch_version = Version(torch.version)
+    except InvalidVersion:
+        return []
+    wrong = []
+    for name in ("torchvision", "torchaudio"):
+        dist = ctx.env.distributions.get(name)
+        if dist is None:
+            continue
+        torch_reqs = [r for r in requirements_for(dist, "", ctx.env.python) if canonicalize_name(r.name) == "torch"]
+        pinned = [s.version for r in torch_reqs for s in r.specifier if s.operator == "=="]
+        try:
+            made_for = Version(pinned[0]) if pinned else None
+            own = Version(dist.version)
+        except InvalidVersion:
+            continue
+        if made_for is not None and made_for.public != torch_version.public:
+            wrong.append(f"{name} {dist.version} is made for torch {made_for.public} (its metadata pins it), not the installed {torch.version}")
+            continue
+        theirs, mine = _LOCAL_CUDA.match(own.local or ""), _LOCAL_CUDA.match(torch_version.local or "")
+        if theirs and mine and theirs[1] != mine[1]:
+            wrong.append(f"{name} {dist.version} is a CUDA {theirs[1]} build beside torch {torch.version}, a CUDA {mine[1]} one")
+    if not wrong:
+        return []
+    return [
+        finding(
+            "DR035",
+            "; ".join(wrong) + ": its compiled operators will not load with this torch.",
+            "Install torch with the torchvision and torchaudio of its release, as one set:",
+            ctx.repair.commands(),
+        )
+    ]
+
+
+_JAX_PLUGIN = re.compile(r"jax-cuda(\d+)-plugin")
+_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+
+
+def jax_plugins(ctx: Context) -> list[Finding]:
+    """jaxlib loads a CUDA plugin only where the dotted numbers of their versions are the same
+    (jaxlib/plugin_support.py: otherwise it warns that the plugin "will not be used"), and JAX then
+    runs on the CPU."""
+    jaxlib = ctx.env.distributions.get("jaxlib")
+    if jaxlib is None:
+        return []
+    own = _DOTTED.match(jaxlib.version)
+    stale = [
+        d
+        for name, d in sorted(ctx.env.distributions.items())
+        if _JAX_PLUGIN.fullmatch(name) and own is not None and (m := _DOTTED.match(d.version)) is not None and m.group(0) != own.group(0)
+    ]
+    if not stale:
+        return []
+    said = ", ".join(f"{d.name} {d.version}" for d in stale)
+    pjrt = [n.replace("-plugin", "-pjrt") for n in (d.name for d in stale) if n.replace("-plugin", "-pjrt") in ctx.env.distributions]
+    return [
+        finding(
+            "DR036",
+            f"{said} is not of jaxlib {jaxlib.version}'s version: jaxlib does not load it (it warns that the plugin is not compatible and will not be used), "
+            "so JAX runs on the CPU.",
+            "Remove the plugin and install JAX's CUDA build as one set:",
+            (ctx.repair.pip("uninstall", *(d.name for d in stale), *pjrt), *ctx.repair.commands()),
+        )
+    ]

@@ -4,7 +4,6 @@ the framework libraries the dynamic loader cannot find (libraries.py does the lo
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -136,7 +135,7 @@ def loading(ctx: Context) -> list[Finding]:
                     f"{report.library.name} of {build.label} needs {', '.join(libs)}, which the loader cannot find (ldd would say 'not found'), "
                     f"though {', '.join(owners)} is installed: its files are missing.",
                     "Reinstall those wheels:",
-                    (f"{ctx.repair.python} -m pip install --force-reinstall --no-deps {' '.join(shlex.quote(o) for o in owners)}",),
+                    (ctx.repair.pip("install", "--no-deps", *owners, reinstall=tuple(owners)),),
                 )
             )
         elif libs:

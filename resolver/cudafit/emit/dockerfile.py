@@ -246,21 +246,10 @@ def _host(resolution: Resolution, base: Base, matrices: Matrices, one_machine: b
 
 
 def set_floor(resolution: Resolution, matrices: Matrices) -> str:
-    """The oldest driver the set runs on with the GPUs described: the chosen builds' floor
-    (resolution.driver_min), raised to the branch the GPUs' architecture needs (without a driver
-    given the solver assumes one, and the build's own floor can sit below the GPU's)."""
+    """The oldest driver the set runs on with the GPUs described (rules.floor_for_gpus)."""
     from cudafit import rules
 
-    if not resolution.driver_min:
-        return ""
-    need = rules.gpus_first_driver(matrices, resolution.machine)
-    if need and "." not in need:
-        # A branch ("570") stands for its drivers, the oldest of which a toolkit names (12.8: 570.26)
-        windows = resolution.machine.os in ("windows", "wsl")
-        named = [t.windows_driver_min if windows else t.linux_driver_min for t in matrices.toolkits.values()]
-        in_branch = [d for d in named if d and d != "unknown" and d.split(".")[0] == need]
-        need = min(in_branch, key=driver_key) if in_branch else need
-    return max(resolution.driver_min, need, key=driver_key) if need else resolution.driver_min
+    return rules.floor_for_gpus(resolution.driver_min, resolution.machine, matrices)
 
 
 def _image_host(machine: Machine, found: tuple[CudaImage, str], floor: str, matrices: Matrices) -> list[str]:

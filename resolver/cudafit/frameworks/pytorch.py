@@ -213,6 +213,8 @@ def _judge(
     if variant.kind == "cpu":
         # A known absence of the driver means CPU, even beside a GPU (nothing CUDA can load).
         if rules.gpu_usable(machine) and not policy.cpu:
+            if policy.cpu_also:
+                return ((9, (0, 0)), (f"CPU build, which the index serves; {evidence_text(variant)}",), ())
             return reject("accelerator", "CPU-only build on a machine with an NVIDIA GPU", cause=CPU_BESIDE_GPU)
         beside = None
         if not policy.cpu and _others(machine):

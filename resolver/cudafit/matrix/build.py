@@ -110,6 +110,7 @@ def _runs(c: Candidate, machine: Machine, matrices: Matrices, policy: Policy) ->
     else:
         what = "Intel XPU" if c.tag == "xpu" else "the CPU"
     floor = rules.driver_floor(matrices, machine, Version(c.cuda), policy.strict_driver)[0] or "" if c.cuda else ""
+    floor = rules.floor_for_gpus(floor, machine, matrices)  # a B200 needs R570 whatever its build's CUDA 12 floor
     pin = c.packages[0]
     return Cell(
         status=RUNS if c.verified else UNKNOWN,

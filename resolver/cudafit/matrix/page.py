@@ -31,11 +31,11 @@ td[data-reason]{cursor:help}
 """
 
 # filter rows by release; a tap (or keyboard focus) on a cell shows its reason below the table
-_JS = """
+_JS = r"""
 (function(){
 var f=document.getElementById('filter'),o=document.getElementById('runs-only'),w=document.getElementById('why');
-function apply(){var q=f.value.trim();document.querySelectorAll('tbody tr').forEach(function(r){
-var show=(!q||r.dataset.release.indexOf(q)===0)&&(!o.checked||r.dataset.runs==='1');r.hidden=!show;});}
+function apply(){var q=f.value.trim().replace(/\.$/,'');document.querySelectorAll('tbody tr').forEach(function(r){
+var v=r.dataset.release,show=(!q||v===q||v.indexOf(q+'.')===0)&&(!o.checked||r.dataset.runs==='1');r.hidden=!show;});}
 f.addEventListener('input',apply);o.addEventListener('change',apply);
 function tell(e){var c=e.target.closest('td[data-reason]');if(c){w.textContent=c.dataset.where+': '+c.dataset.reason;}}
 document.addEventListener('click',tell);document.addEventListener('focusin',tell);
@@ -56,7 +56,7 @@ def render(matrix: Matrix) -> str:
         f"<style>{_CSS}</style></head><body>",
         f"<header><h1>{what}: which builds run on {where}</h1>",
         f'<p class="meta">cudafit {escape(__version__)} &middot; data of {escape(matrix.data_date)} &middot; {len(matrix.releases)} releases</p></header>',
-        '<div class="controls"><label>Releases starting with <input id="filter" type="search" placeholder="2.1" aria-label="filter releases"></label>',
+        '<div class="controls"><label>Release line <input id="filter" type="search" placeholder="2.1" aria-label="release line (2.1: 2.1.x)"></label>',
         '<label><input type="checkbox" id="runs-only"> only releases that run</label></div>',
     ]
     for group in matrix.groups:

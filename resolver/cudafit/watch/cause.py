@@ -56,8 +56,7 @@ def environment_of(interpreter: Optional[str]) -> Optional[str]:
 
 
 def doctor_cause(interpreter: Optional[str] = None) -> Optional[str]:
-    from cudafit.detection import interpreter_version, python_of_prefix
-    from cudafit.doctor.environment import read_environment
+    from cudafit.doctor.environment import read_target
     from cudafit.doctor.runner import diagnose, read_driver
     from cudafit.installer import find_target
     from cudafit.loader import load
@@ -67,9 +66,8 @@ def doctor_cause(interpreter: Optional[str] = None) -> Optional[str]:
     try:
         matrices = load()
         target = find_target(interpreter)
-        python = python_of_prefix(target.prefix) if target.prefix.joinpath("pyvenv.cfg").is_file() else interpreter_version(target.python)
-        machine = build_machine(MachineOptions(python=python), matrices, reader=read_driver)
-        environment = read_environment(target.prefix, target.python, python=python)
+        environment = read_target(target.python, target.prefix)
+        machine = build_machine(MachineOptions(python=environment.python), matrices, reader=read_driver)
         report = diagnose(environment, machine, matrices, environ=os.environ, toolkits=find_toolkits(os.environ))
     except (CudafitError, OSError):
         return None  # doctor cannot read this environment: the finding stands without its cause

@@ -9,6 +9,7 @@ compilation before it are not judged) and ends at its last."""
 
 from __future__ import annotations
 
+import re
 from statistics import median, pstdev
 from typing import Optional
 
@@ -56,7 +57,7 @@ def judge(w: Watched, bf16_gpus: frozenset[int] = frozenset(), cause: Optional[s
         if len(steady) < MIN_SAMPLES:
             continue
         label = _label(w, index)
-        out += _idle(label, index, steady, w.host)
+        out += _idle(label, index, steady, w.host, series)
         out += _empty_memory(label, index, series, steady, owners.get(index))
         out += _stalls(label, index, steady)
     order = {"error": 0, "warning": 1, "info": 2}
@@ -111,18 +112,24 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     return {"p10": at(0.10), "p50": round(median(ordered), 1), "p90": at(0.90)}
 
 
-def _idle(label: str, index: int, steady: list[GpuSample], host: tuple[HostSample, ...]) -> list[Finding]:
+def _idle(label: str, index: int, steady: list[GpuSample], host: tuple[HostSample, ...], series: list[GpuSample]) -> list[Finding]:
     util = [s.util for s in steady if s.util is not None]
     if not util or median(util) >= IDLE_MEDIAN:
         return []
     evidence: dict[str, object] = {"gpu": index, "utilization": _percentiles(util), "samples": len(util)}
+    whole = [s.util for s in series if s.util is not None]
+    # the steady phase (from the first busy stretch to the last busy sample) is what is judged; a
+    # run busy for a short stretch only says so, with the whole run's figure beside it
+    phase = f" over its busy phase ({len(util)} of {len(whole)} samples; {median(whole):.0f}% over the whole run)" if len(whole) > len(util) else ""
+    if phase:
+        evidence["whole_run_utilization"] = _percentiles(whole)
     cores = [h.cpu_cores for h in host if h.cpu_cores is not None]
     waits = [h.iowait for h in host if h.iowait is not None]
     if cores:
         evidence["cpu_cores"] = _percentiles(cores)
     if waits:
         evidence["iowait"] = round(median(waits), 3)
-    said = f"{label} was mostly idle: utilisation {median(util):.0f}% at the median (p90 {evidence['utilization']['p90']:.0f}%)"  # type: ignore[index]
+    said = f"{label} was mostly idle: utilisation {median(util):.0f}% at the median (p90 {evidence['utilization']['p90']:.0f}%){phase}"  # type: ignore[index]
     advice = (
         "give the DataLoader worker processes (num_workers: a few per GPU, up to the CPU cores) with pin_memory=True and persistent_workers=True",
         "move the data to fast local storage, or cache decoded samples; prefetch the next batches",
@@ -237,18 +244,19 @@ def _failures(
                     pids = ", ".join(map(str, owner.others[:5])) + (" ..." if len(owner.others) > 5 else "")
                     share = f"{owner.others_mib / 1024:.1f} of GPU {index}'s {total / 1024:.1f} GiB"
                     crowded.append(f"other processes held {share} (PID {pids}): run where the GPU is free, or have them end")
-        precision = (
-            "bf16 autocast (torch.autocast('cuda', dtype=torch.bfloat16))" if by_gpu and set(used or by_gpu) <= bf16 else "fp16 autocast with a GradScaler"
-        )
-        advice = (
-            *crowded,
-            "halve the batch size, and keep the effective batch with gradient accumulation",
-            f"train in mixed precision: {precision}",
-            "checkpoint activations (torch.utils.checkpoint) for deep models",
-            "do not keep tensors that hold the graph (loss history: use loss.item()); free the cache between phases (torch.cuda.empty_cache())",
-            "where the message shows much memory reserved but unallocated: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-        )
-        out.append(Finding("WA004", "error", "the run ran out of GPU memory", evidence, advice))
+        asked = _oom_figures(oom.line)
+        evidence.update(asked)
+        bf16_here = bool(by_gpu) and set(used or by_gpu) <= bf16
+        advice = (*crowded, "halve the batch size, and keep the effective batch with gradient accumulation", *_oom_advice(oom.line, bf16_here))
+        said = "the run ran out of GPU memory"
+        if "asked_gib" in asked:
+            said += f": it asked for {asked['asked_gib']} GiB more" + (
+                f" with {asked['free_gib']} GiB of {asked['total_gib']} GiB free" if "free_gib" in asked and "total_gib" in asked else ""
+            )
+        peaks = [f"GPU {k[3:].split('_')[0]} {v / 1024:.1f} GiB" for k, v in evidence.items() if k.endswith("_memory_peak_mib") and isinstance(v, int)]
+        if peaks:
+            said += f" (sampled peak: {', '.join(peaks)})"
+        out.append(Finding("WA004", "error", said, evidence, advice))
     words = {
         "no-kernel-image": "the framework build has no kernels for this GPU's architecture",
         "driver-too-old": "the NVIDIA driver is older than the framework build's CUDA needs",
@@ -263,11 +271,56 @@ def _failures(
     return out
 
 
+# torch's message: "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which
+# 1.20 GiB is free"; the unit is torch's own (MiB or GiB)
+_TRIED = re.compile(r"Tried to allocate ([\d.]+) (MiB|GiB)")
+_CAPACITY = re.compile(r"total capacity of ([\d.]+) (MiB|GiB) of which ([\d.]+) (MiB|GiB) is free")
+
+
+def _oom_figures(line: str) -> dict[str, object]:
+    """The memory the out-of-memory line itself states, in GiB: what was asked, what was free."""
+
+    def gib(value: str, unit: str) -> float:
+        return round(float(value) / (1024 if unit == "MiB" else 1), 2)
+
+    out: dict[str, object] = {}
+    tried = _TRIED.search(line)
+    if tried:
+        out["asked_gib"] = gib(*tried.groups())
+    capacity = _CAPACITY.search(line)
+    if capacity:
+        out["total_gib"], out["free_gib"] = gib(capacity[1], capacity[2]), gib(capacity[3], capacity[4])
+    return out
+
+
+def _oom_advice(line: str, bf16: bool) -> tuple[str, ...]:
+    """The remedies in the words of the framework that printed the line."""
+    if "OOM when allocating tensor" in line:  # TensorFlow
+        policy = "mixed_bfloat16" if bf16 else "mixed_float16"
+        return (
+            f"train in mixed precision: tf.keras.mixed_precision.set_global_policy('{policy}')",
+            "let TensorFlow take memory as it needs it (tf.config.experimental.set_memory_growth) where other processes share the GPU",
+        )
+    if "RESOURCE_EXHAUSTED" in line:  # JAX (XLA)
+        return (
+            "train in mixed precision: " + ("bfloat16 parameters or activations" if bf16 else "float16 activations with loss scaling"),
+            "rematerialise activations (jax.checkpoint) for deep models",
+            "XLA takes 75 % of the GPU at start: XLA_PYTHON_CLIENT_MEM_FRACTION lowers it where other processes share the GPU",
+        )
+    precision = "bf16 autocast (torch.autocast('cuda', dtype=torch.bfloat16))" if bf16 else "fp16 autocast with a GradScaler"
+    return (
+        f"train in mixed precision: {precision}",
+        "checkpoint activations (torch.utils.checkpoint) for deep models",
+        "do not keep tensors that hold the graph (loss history: use loss.item()); free the cache between phases (torch.cuda.empty_cache())",
+        "where the message shows much memory reserved but unallocated: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    )
+
+
 def _never_used(w: Watched, by_gpu: dict[int, list[GpuSample]], cause: Optional[str]) -> Optional[Finding]:
     """No GPU did work: said where the output tells why (a CPU-only build, no driver, JAX's CPU
     fallback: whatever the exit code and however short the run), or where GPUs were sampled long
     enough through a run that ended well."""
-    told = [e for e in w.events if e.kind in ("cpu-only-build", "no-driver", "cuda-init", "jax-cpu-fallback", "tf-gpu-libraries", "driver-too-old")]
+    told = [e for e in w.events if e.kind in ("cpu-only-build", "no-driver", "cuda-init", "jax-cpu-fallback", "tf-gpu-libraries", "driver-too-old", "no-gpu")]
     sampled = bool(by_gpu) and min(len(s) for s in by_gpu.values()) >= 3
     if not told and (not sampled or w.exit_code not in (0, None)):
         return None  # nothing to go on, too short a run, or a run that failed first (said above)

@@ -29,9 +29,14 @@ PATTERNS = {
     "jax-cpu-fallback": re.compile(r"CUDA-enabled jaxlib is not installed"),
     "tf-gpu-libraries": re.compile(r"Cannot dlopen some GPU libraries|Could not load dynamic library 'lib(cud|cublas|cufft|curand|cusolver|cusparse)"),
     "nccl": re.compile(r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError"),
+    # torch's RuntimeError where CUDA finds no device (CUDA_VISIBLE_DEVICES, a container without GPUs);
+    # the CUDA runtime's own wording of cudaErrorNoDevice
+    "no-gpu": re.compile(r"No CUDA GPUs are available|no CUDA-capable device is detected"),
 }
-# the same, on bytes: each chunk is searched whole in C, and only a matching line is decoded
-_PATTERNS_BYTES = {kind: re.compile(pattern.pattern.encode()) for kind, pattern in PATTERNS.items()}
+# all of them as one pattern on bytes: each chunk is searched once, whole, in C, and only a
+# matching line is decoded (a group per kind: its name says which)
+_GROUPS = {f"k{i}": kind for i, kind in enumerate(PATTERNS)}
+_ANY = re.compile(b"|".join(f"(?P<{group}>{PATTERNS[kind].pattern})".encode() for group, kind in _GROUPS.items()))
 
 
 def scan(line: str) -> list[str]:
@@ -73,13 +78,11 @@ def pump(source: BinaryIO, sink: BinaryIO, stream: str, events: list[OutputEvent
 
 
 def _search(data: bytes, stream: str, events: list[OutputEvent], counts: dict[str, int], clock: Callable[[], float]) -> None:
-    found = []
-    for kind, pattern in _PATTERNS_BYTES.items():
-        if counts.get(kind, 0) < _PER_KIND:
-            found += [(m.start(), m.end(), kind) for m in pattern.finditer(data)]
-    for at, end, kind in sorted(found):  # in the order the lines were printed
+    for match in _ANY.finditer(data):  # in the order the lines were printed
+        kind = _GROUPS[str(match.lastgroup)]
         if counts.get(kind, 0) >= _PER_KIND:
             continue
+        at, end = match.start(), match.end()
         start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
         stops = [i for i in (data.find(b"\n", end), data.find(b"\r", end)) if i >= 0]
         _note(data[start : min(stops) if stops else len(data)].decode("utf-8", "replace"), stream, events, counts, clock, kind)

@@ -7,12 +7,40 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from cudafit.visible_devices import DEVICE_VARIABLES, environ_of
 from cudafit.watch.model import HostSample
-from cudafit.watch.visible import DEVICE_VARIABLES, environ_of
 
 
 def tree(pid: int, root: Path) -> list[int]:
-    """`pid` and its descendants, from each process's parent field (one pass over /proc)."""
+    """`pid` and its descendants: from each thread's children list where the kernel keeps one
+    (/proc/PID/task/TID/children, Linux 3.5 and later with CONFIG_PROC_CHILDREN; the cost is the
+    tree's, not the machine's), else from every process's parent field (one pass over /proc)."""
+    found = _tree_by_children(pid, root)
+    return found if found is not None else _tree_by_parents(pid, root)
+
+
+def _tree_by_children(pid: int, root: Path) -> Optional[list[int]]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tasks = os.listdir(root / str(p) / "task")
+        except OSError:
+            if p == pid:
+                return None  # no task lists here (or the process is gone): the parents' pass says
+            continue  # a descendant that ended since its parent listed it
+        if p == pid and not (root / str(p) / "task" / str(p) / "children").exists():
+            return None  # no children lists in this kernel
+        out.append(p)
+        for task in tasks:
+            try:
+                todo.extend(int(c) for c in (root / str(p) / "task" / task / "children").read_text().split())
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def _tree_by_parents(pid: int, root: Path) -> list[int]:
     children: dict[int, list[int]] = {}
     try:
         entries = [e for e in os.listdir(root) if e.isdigit()]

@@ -1,8 +1,9 @@
 """Runs the command (or follows a process), samples while it lives, and returns what it measured.
 The command's output passes through as it comes and its exit code is kept; Ctrl-C goes to the
 command (it shares the terminal's process group), and watch waits for it to end to report;
-SIGTERM and SIGHUP sent to watch are passed on to the command, which ends as it would alone.
-Following a process (--pid), Ctrl-C ends the following and reports what was seen."""
+signals sent to watch alone (SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, and SIGINT or SIGQUIT from outside
+the terminal) are passed on to the command, which ends as it would alone. Following a process
+(--pid), Ctrl-C, SIGTERM or SIGHUP end the following and it reports what was seen."""
 
 from __future__ import annotations
 
@@ -12,16 +13,18 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from cudafit.watch.model import GpuSample, HostSample, OutputEvent, ProcessMemory, Watched
-from cudafit.watch.output import pump
-from cudafit.watch.proc import HostSampler
 from cudafit.watch.terminals import Terminals
 
+if TYPE_CHECKING:  # imported where used, after the command has started: its start is not delayed
+    from pathlib import Path
 
-def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_root: Path = Path("/proc")) -> Watched:
+    from cudafit.watch.model import GpuSample, HostSample, OutputEvent, ProcessMemory, Watched
+    from cudafit.watch.proc import HostSampler
+
+
+def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_root: Optional[Path] = None) -> Watched:
     start = time.monotonic()
 
     def clock() -> float:
@@ -35,11 +38,14 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     opened: list[Any] = []  # the pseudo-terminals' read ends, closed once their pumps end
     if pid is None:  # the command starts first: the samplers' set-up does not delay it
         terminals = Terminals({"stdout": sys.stdout.fileno(), "stderr": sys.stderr.fileno()} if _has_fds() else {})
+        # a stream closed where watch started (`>&-`: Python has no sys.stdout) is the command's
+        # nothing: it writes into the void, as it would with a closed descriptor
+        closed = {name for name in ("stdout", "stderr") if getattr(sys, name) is None}
         try:
             child = subprocess.Popen(
                 command,
-                stdout=_or_pipe(terminals.stream("stdout")),
-                stderr=_or_pipe(terminals.stream("stderr")),
+                stdout=subprocess.DEVNULL if "stdout" in closed else _or_pipe(terminals.stream("stdout")),
+                stderr=subprocess.DEVNULL if "stderr" in closed else _or_pipe(terminals.stream("stderr")),
             )
         except OSError as exc:
             terminals.close_slaves()
@@ -49,16 +55,26 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
         finally:
             terminals.close_slaves()
         pid = terminals.child = child.pid
+        from cudafit.watch.output import pump
+
         sources: dict[str, Any] = {"stdout": child.stdout, "stderr": child.stderr}
         for name, master in terminals.masters.items():
             sources[name] = open(master, "rb", buffering=0)
             opened.append(sources[name])
-        for name, sink in (("stdout", sys.stdout.buffer), ("stderr", sys.stderr.buffer)):
+        for name in ("stdout", "stderr"):
+            if name in closed:
+                continue
+            sink = getattr(sys, name).buffer
             thread = threading.Thread(target=pump, args=(sources[name], sink, name, events, clock, ends), daemon=True)
             thread.start()
             pumps.append(thread)
+    from pathlib import Path
+
+    from cudafit.watch.model import Watched
+    from cudafit.watch.proc import HostSampler
+
     gpu, notes = _gpu_sampler(interval, start)
-    host = HostSampler(pid, proc_root)
+    host = HostSampler(pid, proc_root or Path("/proc"))
     if not host.available:
         notes.append("CPU use and I/O wait are not measured here (no /proc)")
     samples: list[HostSample] = []
@@ -74,8 +90,10 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
             signal.signal(signum, handler)
         if gpu is not None:
             gpu.stop()
+        # what the command wrote before it ended is copied within moments; a pump still reading
+        # after that is a background grandchild's (`server &`), which holds the output open
         for thread in pumps:
-            thread.join(timeout=10)
+            thread.join(timeout=2)
         if terminals is not None:
             terminals.restore()
             if not any(thread.is_alive() for thread in pumps):  # a pump still reading (a grandchild holds the terminal) keeps its end
@@ -85,7 +103,11 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
         notes.append(gpu.failure)
     gpu_samples: tuple[GpuSample, ...] = tuple(gpu.samples) if gpu is not None else ()
     if gpu is not None and not gpu_samples and not gpu.failure:
-        notes.append(f"{gpu.source} gave no reading cudafit could read")
+        short = duration < 2 * interval + 1  # nvidia-smi takes a moment to start and answer
+        if gpu.said:
+            notes.append(f"{gpu.source} gave no reading cudafit could read: {gpu.said}")
+        else:
+            notes.append(f"the run ended before {gpu.source}'s first reading" if short else f"{gpu.source} gave no reading cudafit could read")
     names = tuple(sorted(gpu.names.items())) if gpu is not None else ()
     source = "none" if gpu is None else gpu.source
     if child is None:
@@ -115,7 +137,7 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
 def _visible(child: Optional[subprocess.Popen[bytes]], host: HostSampler, names: dict[int, str], notes: list[str]) -> Optional[tuple[int, ...]]:
     """The GPUs the run can use, from the device variables its processes ran with (read while they
     ran); without /proc, a command's are watch's own, which it inherits."""
-    from cudafit.watch.visible import DEVICE_VARIABLES, run_environs, union
+    from cudafit.visible_devices import DEVICE_VARIABLES, run_environs, union
 
     environs = run_environs(host.environs)
     if not environs:
@@ -156,21 +178,49 @@ def _close(fds: Any) -> None:
 
 
 def _pass_signals(child: Optional[subprocess.Popen[bytes]]) -> dict[int, Any]:
-    """Ctrl-C reaches the command through the terminal's process group: watch ignores it and waits.
-    SIGTERM and SIGHUP (a job scheduler, a closed terminal) are sent to watch alone: passed on."""
+    """Ctrl-C and Ctrl-\\ reach the command through the terminal's process group, so watch passes
+    on SIGINT and SIGQUIT only where no terminal sent them (watch is not in the terminal's
+    foreground group: an IDE, a supervisor, `kill -INT`); SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 (a
+    job scheduler's notice, a closed terminal) are sent to watch alone: always passed on. Following
+    a process (--pid), SIGTERM and SIGHUP end the following, as Ctrl-C does, and it reports."""
+    previous: dict[int, Any] = {}
     if child is None:
-        return {}
-    previous: dict[int, Any] = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                previous[signum] = signal.signal(signum, signal.default_int_handler)
+        return previous
 
     def forward(signum: int, _frame: Any) -> None:
         if child.poll() is None:
             child.send_signal(signum)
 
-    for name in ("SIGTERM", "SIGHUP"):
+    def forward_unless_terminal(signum: int, _frame: Any) -> None:
+        if not _terminal_sent():
+            forward(signum, _frame)
+
+    for name in ("SIGINT", "SIGQUIT"):
+        signum = getattr(signal, name, None)
+        if signum is not None:
+            previous[signum] = signal.signal(signum, forward_unless_terminal)
+    for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2"):
         signum = getattr(signal, name, None)
         if signum is not None:
             previous[signum] = signal.signal(signum, forward)
     return previous
+
+
+def _terminal_sent() -> bool:
+    """Whether watch is in its terminal's foreground process group: a Ctrl-C there went to the
+    command too (the same group), and passing it on would send it twice."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+            if os.isatty(fd):
+                return os.tcgetpgrp(fd) == os.getpgrp()
+        except (AttributeError, OSError, ValueError):
+            continue
+    return False
 
 
 def _wait(
@@ -194,15 +244,16 @@ def _wait(
             samples.append(sample)
 
 
-def alive(pid: int, proc_root: Path = Path("/proc")) -> bool:
+def alive(pid: int, proc_root: Optional[Path] = None) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # a number past any PID: no such process
         return False
     except PermissionError:  # another user's process: it exists
         pass
     try:  # an ended process its parent has not reaped yet (a zombie) still answers kill(0)
-        state = (proc_root / str(pid) / "stat").read_text().rpartition(")")[2].split()[:1]
+        with open(os.path.join(str(proc_root or "/proc"), str(pid), "stat")) as stat:
+            state = stat.read().rpartition(")")[2].split()[:1]
     except OSError:
         return True  # no /proc: kill(0) is all there is
     return state not in (["Z"], ["X"])
@@ -230,6 +281,11 @@ class _Gpu:
     @property
     def failure(self) -> str:
         return str(self._sampler.failure)
+
+    @property
+    def said(self) -> str:
+        """What the source printed that was no reading (nvidia-smi's own message), or ""."""
+        return str(getattr(self._sampler, "said", ""))
 
     def stop(self) -> None:
         self._sampler.stop()

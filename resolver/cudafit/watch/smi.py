@@ -6,6 +6,7 @@ GPU's UUID: one `--query-gpu=index,uuid` first maps those to indexes."""
 from __future__ import annotations
 
 import csv
+import math
 import os
 import subprocess
 import threading
@@ -56,19 +57,25 @@ def parse_line(line: str, t: float) -> Optional[tuple[GpuSample, str]]:
     row = next(csv.reader([line], skipinitialspace=True), [])
     if len(row) != len(FIELDS):
         return None
-    try:
-        index = int(row[0])
-    except ValueError:
-        return None
+    if not (row[0].strip().isascii() and row[0].strip().isdigit()) or len(row[0].strip()) > 4:
+        return None  # a GPU index is a small number; anything else is not nvidia-smi's line
     util, used, total, power, clock = (_number(v) for v in row[2:])
-    return GpuSample(t, index, util, used, total, power, clock), row[1].strip()
+    if util is not None and util > 100:
+        util = None  # a percentage
+    used, total = (m if m is not None and m < _MEMORY_LIMIT_MIB else None for m in (used, total))
+    return GpuSample(t, int(row[0]), util, used, total, power, clock), row[1].strip()
+
+
+_MEMORY_LIMIT_MIB = 2**24  # 16 TiB: no GPU's memory; a larger figure is not a reading
 
 
 def _number(text: str) -> Optional[float]:
+    """A reading: a finite, non-negative number; None for "[N/A]" and anything that is not one."""
     try:
-        return float(text.strip())
+        value = float(text.strip())
     except ValueError:
         return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 class SmiSampler:
@@ -79,11 +86,12 @@ class SmiSampler:
         self.processes: dict[tuple[int, int], ProcessMemory] = {}  # each process's peak per GPU
         self.names: dict[int, str] = {}
         self.failure = ""
+        self.said = ""  # the first line of the stream that is no sample
         self._clock = clock
         self._start = clock() if start is None else start
         self._smi, self._interval = smi, interval
         self._proc = subprocess.Popen(
-            command(smi, interval), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, start_new_session=_OWN_SESSION
+            command(smi, interval), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", bufsize=1, start_new_session=_OWN_SESSION
         )
         self._apps: Optional[subprocess.Popen[str]] = None
         self._query: Optional[subprocess.Popen[str]] = None
@@ -102,6 +110,7 @@ class SmiSampler:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 text=True,
+                errors="replace",
                 start_new_session=_OWN_SESSION,
             )
             mapped, _err = self._query.communicate(timeout=30)
@@ -112,7 +121,13 @@ class SmiSampler:
             return
         try:
             self._apps = subprocess.Popen(
-                apps_command(self._smi, self._interval), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=_OWN_SESSION
+                apps_command(self._smi, self._interval),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                start_new_session=_OWN_SESSION,
             )
         except OSError:
             return
@@ -132,6 +147,8 @@ class SmiSampler:
                 sample, name = parsed
                 self.samples.append(sample)
                 self.names.setdefault(sample.gpu, name)
+            elif not self.said and line.strip():
+                self.said = line.strip()[:200]  # nvidia-smi's own words, where it fails (exit 9: no driver)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -143,7 +160,8 @@ class SmiSampler:
                 except subprocess.TimeoutExpired:
                     helper.kill()
         self._apps_thread.join(timeout=1)
-        if self._proc.poll() is None:
+        ended = self._proc.poll()  # before the run did: the samples stop where it stopped
+        if ended is None:
             self._proc.terminate()
         try:
             _out, err = self._proc.communicate(timeout=5)
@@ -151,6 +169,11 @@ class SmiSampler:
             self._proc.kill()
             _out, err = self._proc.communicate()
         self._thread.join(timeout=5)
+        # nvidia-smi says why on stdout (exit 9: it cannot talk to the driver), or on stderr
+        first = (err or "").strip().splitlines() or ([self.said] if self.said else [])
+        why = f": {first[0]}" if first else ""
         if not self.samples and self._proc.returncode not in (0, None, -15):
-            first = (err or "").strip().splitlines()
-            self.failure = f"nvidia-smi exited {self._proc.returncode}" + (f": {first[0]}" if first else "")
+            self.failure = f"nvidia-smi exited {self._proc.returncode}{why}"
+        elif ended is not None and self.samples:
+            last = max(s.t for s in self.samples)
+            self.failure = f"nvidia-smi stopped {last:.1f} s into the run (exit {ended}{why}): the rest of the run was not sampled"
