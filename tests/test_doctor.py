@@ -906,7 +906,41 @@ def test_a_jax_plugin_of_another_version_than_jaxlib_is_not_loaded(env):
     dr036 = next(f for f in data["findings"] if f["code"] == "DR036")
     assert "jax-cuda12-plugin 0.11.2" in dr036["message"] and "jaxlib 0.12.0" in dr036["message"]
     assert "uninstall" in dr036["commands"][0] and "jax-cuda12-plugin" in dr036["commands"][0] and "jax-cuda12-pjrt" in dr036["commands"][0]
+    assert dr036["commands"][1].endswith("install 'jax-cuda12-plugin[with-cuda]==0.12.0'"), dr036["commands"]  # jax stays as it is
     # the plugin of jaxlib's own version is the one read, and no finding
     env2 = FakeEnv(env.prefix.parent / "same")
     env2.dist("jax", "0.12.0").dist("jaxlib", "0.12.0").dist("jax-cuda13-plugin", "0.12.0").dist("jax-cuda13-pjrt", "0.12.0")
     assert "DR036" not in codes(env2, *H100_580)
+
+
+def test_numpy_2_beside_a_framework_built_against_numpy_1(env):
+    # tensorflow 2.10 to 2.11 and 2.14.0 were built against NumPy 1.x (numpy-abi.toml, read from the wheels)
+    env.tensorflow("2.11.1", "11.2", "8.1")
+    env.dist("numpy", "2.2.6")
+    dr037 = next(f for f in json.loads(doctor(env, *RTX3090_535).stdout)["findings"] if f["code"] == "DR037")
+    assert dr037["severity"] == "error" and "tensorflow 2.11.1" in dr037["message"] and "numpy<2" in dr037["commands"][0]
+
+
+def test_numpy_2_beside_torch_2_2_is_a_warning_and_numpy_1_passes(env):
+    env.torch("2.2.2+cu121", "12.1")
+    env.dist("numpy", "2.1.0")
+    dr037 = next(f for f in json.loads(doctor(env, *RTX3090_535).stdout)["findings"] if f["code"] == "DR037")
+    assert dr037["severity"] == "warning" and "Numpy is not available" in dr037["message"]
+    env2 = FakeEnv(env.prefix.parent / "np1")
+    env2.torch("2.2.2+cu121", "12.1")
+    env2.dist("numpy", "1.26.4")
+    assert "DR037" not in codes(env2, *RTX3090_535)
+
+
+def test_a_companion_of_pypis_build_beside_an_index_torch_of_another_cuda(env):
+    # `pip install torchaudio` after torch 2.6.0+cu118: pip keeps the +cu118 torch (it satisfies
+    # torch==2.6.0) and takes PyPI's torchaudio 2.6.0, a CUDA 12 build on Linux (the data's pypi_variant)
+    env.torch("2.6.0+cu118", "11.8")
+    env.dist("torchaudio", "2.6.0", requires=("torch==2.6.0",))
+    dr035 = next(f for f in json.loads(doctor(env, *RTX3090_535).stdout)["findings"] if f["code"] == "DR035")
+    assert "torchaudio 2.6.0 is a CUDA 12 build beside torch 2.6.0+cu118, a CUDA 11 build" in dr035["message"], dr035["message"]
+    # a CPU torch beside a CUDA torchvision: its compiled operators do not load either
+    cpu = FakeEnv(env.prefix.parent / "cpu")
+    cpu.torch("2.6.0+cpu", None)
+    cpu.dist("torchvision", "0.21.0+cu124", requires=("torch==2.6.0",))
+    assert "DR035" in codes(cpu, *NO_DRIVER)

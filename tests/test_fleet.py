@@ -136,7 +136,7 @@ def test_no_set_runs_everywhere_exits_1(tmp_path):
         (b'{"apiVersion": "v1", "kind": "List", "items": []}\n', "no nodes"),
         (b'{"nodes": 5}\n', "not an inventory cudafit reads"),
         (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
-        (b"NodeName=a Gres=gpu:a100:1\nthis is not a node\n", ":2: expected `scontrol show nodes -o` lines"),
+        (b"NodeName=a Gres=gpu:a100:1\nthis is not a node\n", ":2: expected `scontrol show nodes` output"),
     ],
 )
 def test_bad_inventories_are_one_line(tmp_path, content, message):
@@ -565,3 +565,22 @@ def test_a_gres_map_to_an_unknown_gpu_is_bad_input():
     inventory = str(Path(__file__).parent / "fixtures" / "fleet" / "slurm-gpu-cluster.txt")
     result = CliRunner().invoke(main, ["fleet", "resolve", "--inventory", inventory, "--gres-map", "a100=banana"])
     assert result.exit_code == 2 and "a100='banana'" in result.stderr
+
+
+def test_scontrol_show_nodes_in_its_default_form_is_the_same_inventory(tmp_path):
+    # `scontrol show nodes` without -o: each node's fields on indented lines under NodeName=, a blank line between nodes
+    one_line = (FIXTURES / "slurm-nodes.txt").read_text().splitlines()
+    blocks = []
+    for line in one_line:
+        words = line.split(" ")
+        blocks.append("\n".join([" ".join(words[:3]) + " ", *("   " + " ".join(words[i : i + 3]) for i in range(3, len(words), 3))]) + "\n")
+    multi = tmp_path / "scontrol.txt"
+    multi.write_text("\n".join(blocks))
+    args = ("--driver-feature", "nvdriver_(.+)", "--json")
+    a = json.loads(fleet("--inventory", str(FIXTURES / "slurm-nodes.txt"), *args).stdout)
+    b = json.loads(fleet("--inventory", str(multi), *args).stdout)
+    assert a == b and a["fleet"]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("NodeName=a Gres=gpu:a100:1\nPartitions=gpu\n")
+    result = fleet("--inventory", str(bad), *args)
+    assert result.exit_code == 2 and "bad.txt:2:" in result.stderr

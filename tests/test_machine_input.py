@@ -316,3 +316,18 @@ def test_a_jetson_with_a_discrete_gpu_is_no_machine():
     result = cli("resolve", "torch", "--jetson", "--gpu", "NVIDIA GeForce RTX 4090", "--python", "3.12")
     assert result.exit_code == 2 and "--jetson with --gpu 'NVIDIA GeForce RTX 4090'" in result.stderr
     assert cli("resolve", "torch", "--jetson", "--gpu", "Orin (nvgpu)", "--python", "3.10").exit_code in (0, 1)
+
+
+def test_a_grace_superchips_gpu_says_its_machine_is_aarch64():
+    # GH200, GB200, GB300, GB10 sit beside NVIDIA's Arm Grace CPU (gpus.toml `arch`)
+    refused = cli("resolve", "torch", "--arch", "x86_64", "--python", "3.12", "--gpu", "NVIDIA GB10")
+    assert refused.exit_code == 2 and "Arm Grace CPU" in refused.stderr
+    taken = cli("resolve", "torch", "--os", "linux", "--python", "3.12", "--driver", "580.95.05", "--gpu", "NVIDIA GH200 480GB")
+    assert taken.exit_code == 0 and taken.output.startswith("machine: linux-aarch64"), taken.output
+
+
+def test_a_jetson_modules_gpu_is_a_jetson():
+    orin = cli("resolve", "torch", "--os", "linux", "--arch", "aarch64", "--python", "3.10", "--gpu", "NVIDIA Jetson AGX Orin")
+    assert orin.exit_code == 0 and "developer.download.nvidia.com/compute/redist/jp/" in orin.output, orin.output
+    x86 = cli("resolve", "torch", "--arch", "x86_64", "--python", "3.12", "--compute-capability", "8.7")
+    assert x86.exit_code == 2 and "a Jetson module's GPU" in x86.stderr

@@ -3,6 +3,7 @@ the expected answer, and (in `why`) the source in matrices/ that makes that answ
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -95,3 +96,19 @@ def test_unsupported_detected_arch_is_a_conflict_not_a_crash(matrices):
     res = resolve(["torch"], machine, matrices, Policy())
     assert not res.ok
     assert any("no torch wheels for linux-ppc64le" in c for c in res.conflicts)
+
+
+def test_a_release_built_against_numpy_1_pins_numpy_below_2():
+    # tensorflow 2.10.1's metadata asks numpy>=1.20 and pip takes NumPy 2, with which its import fails
+    from click.testing import CliRunner
+
+    from cudafit.cli import main
+
+    machine = ["--os", "windows", "--arch", "x86_64", "--python", "3.10", "--driver", "566.36", "--gpu", "NVIDIA GeForce RTX 3090"]
+    result = CliRunner().invoke(main, ["resolve", "tensorflow", *machine, "--format", "pip"])
+    assert result.exit_code == 0 and "pip install tensorflow==2.10.1 'numpy<2'" in result.stdout, result.output
+    data = json.loads(CliRunner().invoke(main, ["resolve", "tensorflow", *machine, "--json"]).stdout)
+    assert data["pins"].get("numpy") == "<2" and any("built against NumPy 1.x" in w for w in data["warnings"])
+    # a release built against NumPy 2 gets no such pin
+    newer = json.loads(CliRunner().invoke(main, ["resolve", "torch", "--os", "linux", "--arch", "x86_64", "--python", "3.12", "--driver", "580.65.06", "--json"]).stdout)
+    assert "numpy" not in newer["pins"]

@@ -60,6 +60,27 @@ class MachineOptions(NamedTuple):
         return self.driver is not None or bool(self.gpus) or bool(self.compute_capabilities) or self.jetson or bool(self.gfx) or self.jetpack is not None
 
 
+def _family(os_name: str) -> str:
+    """WSL reads the Windows driver through Linux: one family, for whose driver this host has."""
+    return "linux" if os_name == "wsl" else os_name
+
+
+def _superchip_arch(opts: MachineOptions, matrices: Matrices) -> MachineOptions:
+    """A GPU that sits beside one CPU only (GH200, GB200, GB10: NVIDIA's Arm Grace) says the
+    machine's arch: taken where none is given, bad input where another is."""
+    for name in opts.gpus:
+        model = lookup_gpu(matrices.gpus, name)[0]
+        if model is None or model.arch is None:
+            continue
+        if opts.arch and check_arch(opts.arch) != model.arch:
+            raise InputError(
+                f"{name!r} sits beside NVIDIA's Arm Grace CPU: its machine is {model.arch}", field="arch", value=opts.arch, others=(("gpus", name),)
+            )
+        if not opts.arch:
+            return opts._replace(arch=model.arch)
+    return opts
+
+
 def _jetson_gpu(opts: MachineOptions, matrices: Matrices) -> Optional[str]:
     """The described GPU that is a Jetson module's, in words: by its name, or by a compute
     capability only Jetson modules have (8.7: Orin). Such a machine is a Jetson."""
@@ -167,6 +188,7 @@ def _this_macos() -> Optional[str]:
 def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[Callable[..., DriverReading]] = None) -> Machine:
     """The Machine of a description, reading this one for what it leaves out (the driver with
     `reader`, by default detect.read_driver). A machine described whole imports no detection code."""
+    opts = _superchip_arch(opts, matrices)
     module = None if opts.jetson else _jetson_gpu(opts, matrices)
     if module and opts.arch and check_arch(opts.arch) != "aarch64":
         raise InputError(f"{module} is a Jetson module's GPU, and a Jetson is an aarch64 machine", field="arch", value=opts.arch)
@@ -276,9 +298,10 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
 
     from cudafit import detection as detect
 
+    another_machine = False
     if os_name == "macos":
         reading = detect.DriverReading(None, True, (), True, None, ())
-    elif (opts.os and os_name != _this_os()) or (opts.arch and arch != normalize_arch(platform.machine())):
+    elif another_machine := bool((opts.os and _family(os_name) != _family(_this_os())) or (opts.arch and arch != normalize_arch(platform.machine()))):
         # another machine's OS or arch, its GPUs not described: this host's driver is not its own
         reading = detect.DriverReading(None, False, (), False, None, (DRIVER_NOT_GIVEN, GPU_NOT_GIVEN))
     else:
@@ -329,7 +352,7 @@ def build_machine(opts: MachineOptions, matrices: Matrices, *, reader: Optional[
         jetpack=jetpack,
         cuda_driver_max=reading.cuda_driver_max or cuda_driver_max(driver, os_name, matrices.toolkits.values()),
         warnings=tuple(warnings),
-        detected=True,
+        detected=not another_machine,
         macos=macos,
         rocm=machine_more.host_rocm(opts.rocm, matrices) if opts.rocm is not None else machine_more.read_host_rocm(os_name, gpus),
         amdgpu=machine_more.read_amdgpu(os_name, gpus),

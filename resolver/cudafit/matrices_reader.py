@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Optional
 
 from packaging.version import Version
 
-from cudafit import cuda_images, gpu_tables_data, kernel_data, variant_labels, wheels_data
+from cudafit import cuda_images, gpu_tables_data, kernel_data, numpy_abi, variant_labels, wheels_data
 from cudafit.errors import DataError
 from cudafit.fields import (
     Entry,
@@ -122,6 +122,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
 
     containers = ngc.read(docs[ngc.FILE], dates) if ngc.FILE in docs else ()
     kernels = kernel_data.read(docs[kernel_data.FILE], dates) if kernel_data.FILE in docs else ()
+    numpy1 = numpy_abi.read(docs[numpy_abi.FILE], dates) if numpy_abi.FILE in docs else ()
     known = {
         wheels_data.FILE,
         AMD_FILE,
@@ -133,6 +134,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         cuda_images.FILE,
         ngc.FILE,
         kernel_data.FILE,
+        numpy_abi.FILE,
     }
     unexpected = set(docs) - set(SHARED) - known - {r for r in docs if r.startswith(prefixes)}
     if unexpected:
@@ -161,6 +163,7 @@ def build(root: Path, files: list[Path], blobs: Sequence[Optional[bytes]], probl
         image_repositories=repositories,
         ngc_containers=containers,
         kernels=kernels,
+        numpy1=numpy1,
     )
 
 
@@ -361,7 +364,10 @@ def _gpus(file: str, doc: dict, archs: tuple[Architecture, ...], dates: list[str
         if segment not in SEGMENTS:
             raise e.fail("segment", f"expected one of {', '.join(sorted(SEGMENTS))}")
         memory = e.get("memory_gb", read_positive_number, required=False)
-        model = GpuModel(name=e.get("name", read_str), compute_capability=cc, memory_gb=memory, segment=segment)
+        arch = e.get("arch", read_str, required=False)
+        if arch is not None and arch not in ("aarch64", "x86_64"):
+            raise e.fail("arch", "expected aarch64 or x86_64: the one machine the GPU sits in")
+        model = GpuModel(name=e.get("name", read_str), compute_capability=cc, memory_gb=memory, segment=segment, arch=arch)
         for spelling in [model.name, *e.get("aliases", read_str_list, required=False, default=[])]:
             key = normalize_gpu_name(spelling)
             if key in table:

@@ -112,6 +112,7 @@ class GpuModel(NamedTuple):
     compute_capability: CC
     memory_gb: Optional[float]
     segment: str
+    arch: Optional[str] = None  # a superchip's GPU sits in that machine only (GH200, GB200, GB10: aarch64)
 
 
 GRADES = ("measured", "declared", "reported")  # the order of trust; a fact without a grade is unknown
@@ -330,6 +331,7 @@ class Matrices(NamedTuple):
     image_repositories: tuple = ()  # the machines an image repository publishes for (cuda_images.ImageRepository)
     ngc_containers: tuple = ()  # NVIDIA's NGC framework containers (containers.data.Container, ngc-containers.toml), newest first
     kernels: tuple = ()  # precisions and kernels per compute capability (kernel_data.KernelFact, kernels.toml)
+    numpy1: tuple = ()  # releases built against NumPy 1.x that pip puts beside NumPy 2 (numpy_abi.NumpyOne, numpy-abi.toml)
 
     @property
     def torch(self) -> tuple[TorchRelease, ...]:

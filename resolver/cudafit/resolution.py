@@ -30,7 +30,7 @@ def jetson_board(machine: Machine, matrices: Matrices) -> bool:
 
 
 def _worded(specs: list[str], machine: Machine, matrices: Matrices, policy: Policy) -> Resolution:
-    res = explain.worded(solve(specs, machine, matrices, policy))
+    res = _numpy_one(explain.worded(solve(specs, machine, matrices, policy)), matrices)
     if not res.ok or not matrices.kernels:
         return res
     from cudafit.kernel_fit import fit
@@ -71,3 +71,22 @@ def why_not(name_version: str, res: Resolution, matrices: Matrices) -> list[str]
     for v in versions:
         lines += explain.why_not(family, v, res, tag)
     return lines
+
+
+def _numpy_one(res: Resolution, matrices: Matrices) -> Resolution:
+    """A chosen release built against NumPy 1.x whose metadata lets pip take NumPy 2: the set pins
+    numpy<2 (in every format, with the shared pins), and says why."""
+    if not res.ok or not matrices.numpy1:
+        return res
+    from cudafit.numpy_abi import built_on_numpy1
+
+    said = []
+    for c in res.candidates:
+        fact = built_on_numpy1(matrices.numpy1, c.family, str(c.version), res.machine.platform)
+        if fact is not None:
+            fails = "importing it fails" if fact.effect == "import" else "its NumPy conversions fail (Numpy is not available)"
+            lets = "its metadata lets pip install NumPy 2"
+            said.append(f"{c.family} {c.version} was built against NumPy 1.x and {lets}, with which {fails}: numpy<2 is pinned [{fact.grade}]")
+    if not said:
+        return res
+    return res._replace(shared_pins={**res.shared_pins, "numpy": "<2"}, warnings=(*res.warnings, *said))

@@ -83,6 +83,13 @@ def update(source: Optional[str] = None, sha256: Optional[str] = None, home: Opt
             _refuse_future(manifest, label)
             state = datahome.read_state(base)
             if _key(manifest.data_date, manifest.version) <= _in_use_key(in_use.data_date, in_use_source, base, state):
+                damaged = datahome.state_problem(base)
+                if damaged:
+                    # nothing newer to install: the damaged state names no update cudafit can use, so
+                    # it goes, and the data cudafit shipped with is the one in use, without a warning
+                    damaged_path = base / datahome.STATE
+                    shutil.rmtree(damaged_path) if damaged_path.is_dir() else damaged_path.unlink(missing_ok=True)
+                    say(f"removed the damaged update state ({damaged}); the data cudafit shipped with is in use")
                 return Installed(manifest, "", label, None, False)
             name = f"{manifest.version}-{_sha256(path)[:8]}"
             unpacked = _unpack(work / "tree", manifest, blobs, label)

@@ -33,7 +33,7 @@ def fleet() -> None:
     "inventory",
     required=True,
     metavar="FILE|-",
-    help="cudafit JSON, `kubectl get nodes -o json`, NDJSON, or Slurm `scontrol show nodes [--json|-o]` output.",
+    help="cudafit JSON, `kubectl get nodes -o json`, NDJSON, or Slurm `scontrol show nodes` output (its default form, -o or --json).",
 )
 @click.option("--python", "python", metavar="X.Y", help="The Python of the environment the nodes run (default: this one).")
 @inventory_options

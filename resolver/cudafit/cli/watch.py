@@ -21,6 +21,7 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
     report the warning signs on stderr at the end; exits with the command's exit code."""
     import math
     import os
+    import sys
 
     # only what starting the command needs: the judging and the report are imported after it ends,
     # so the command starts that much sooner
@@ -76,6 +77,8 @@ def watch(interval: float, pid: Optional[int], as_json: bool, output: Optional[s
             body = json.dumps(to_json(watched, findings), indent=2) + "\n"
             if output:
                 fileio.write_output(output, body)
+            elif sys.stdout is None:  # closed where watch started (`>&-`)
+                raise OSError("standard output is closed")
             else:
                 click.echo(("\n" if watched.open_line else "") + body, nl=False)
     except (OSError, CudafitError) as exc:

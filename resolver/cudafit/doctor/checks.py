@@ -11,7 +11,7 @@ from cudafit.doctor.held_checks import held_set
 from cudafit.doctor.model import Finding
 from cudafit.doctor.platform_checks import dead_ends
 from cudafit.doctor.python_checks import python, python_support, unreadable
-from cudafit.doctor.stack_checks import built_against, companions, cuda_stacks, jax_plugins
+from cudafit.doctor.stack_checks import built_against, companions, cuda_stacks, jax_plugins, numpy_two
 from cudafit.doctor.system_checks import loading, system_cuda
 from cudafit.doctor.vendor_checks import amd_and_intel
 
@@ -24,6 +24,7 @@ CHECKS: tuple[Callable[[Context], list[Finding]], ...] = (
     cuda_stacks,
     companions,
     jax_plugins,
+    numpy_two,
     built_against,
     held_set,
     system_cuda,

@@ -38,6 +38,7 @@ CODES = {
     "DR034": "a package moved off the constraints cudafit install --constrain held it to",
     "DR035": "torchvision or torchaudio made for another torch",
     "DR036": "a JAX CUDA plugin of another version than jaxlib (JAX runs on the CPU)",
+    "DR037": "NumPy 2 beside a framework built against NumPy 1.x",
     "DR040": "CUDA_HOME, nvcc and LD_LIBRARY_PATH name different toolkits",
     "DR041": "LD_LIBRARY_PATH shadows a framework's CUDA libraries",
     "DR042": "the toolkit that builds extensions does not match torch's CUDA",

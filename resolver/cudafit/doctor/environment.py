@@ -49,7 +49,11 @@ def read_target(python_exe: str, prefix: Path, *, python: Optional[str] = None) 
     layout = detect.interpreter_layout(python_exe)
     if layout is None:
         own = detect.python_of_prefix(prefix) if prefix.joinpath("pyvenv.cfg").is_file() else detect.interpreter_version(python_exe)
-        return read_environment(prefix, python_exe, python=own or python)
+        env = read_environment(prefix, python_exe, python=own or python)
+        # said: a user site or system packages it would import were not read, and a build for
+        # another machine (a Windows environment read from Linux) may be why
+        said = f"the environment's interpreter {python_exe} did not run here (or did not answer): only the folder's own site-packages were read"
+        return env._replace(problems=(*env.problems, said))
     return read_environment(layout.prefix, python_exe, python=layout.python, sites=list(layout.sites))
 
 
@@ -106,7 +110,11 @@ def _distributions(sites: list[Path], problems: list[str]) -> dict[str, Distribu
                 continue
             name, version = detect.metadata_folder_name(entry)
             if not version:
-                problems.append(f"{entry} has no version in its name: a broken install of {name}; reinstall it")
+                # Debian's own packages (python3-cryptography) install `name.egg-info` without a
+                # version in the name: the version is in its PKG-INFO
+                version = _version_inside(entry)
+            if not version:
+                problems.append(f"{entry} has no version in its name or its metadata: a broken install of {name}; reinstall it")
                 continue
             key = canonicalize_name(name)
             if key in found and found[key].path.parent != site:
@@ -124,6 +132,20 @@ def _distributions(sites: list[Path], problems: list[str]) -> dict[str, Distribu
                 dist = _read_metadata(dist, problems)
             found[key] = dist
     return found
+
+
+def _version_inside(entry: Path) -> str:
+    """The Version: header of a metadata folder's PKG-INFO or METADATA (an egg-info may be a file)."""
+    from packaging.metadata import parse_email
+
+    for path in (entry, entry / "PKG-INFO", entry / "METADATA"):
+        if path.is_file():
+            try:
+                raw, _ = parse_email(path.read_bytes())
+            except (OSError, ValueError):
+                return ""
+            return str(raw.get("version") or "")
+    return ""
 
 
 def _read_metadata(dist: Distribution, problems: list[str]) -> Distribution:

@@ -20,7 +20,21 @@ def python(ctx: Context) -> list[Finding]:
         dist = ctx.env.distributions.get(canonicalize_name(build.dist))
         if dist is None or not dist.tags:
             continue
-        interpreters = {tag.interpreter for text in dist.tags for tag in _tags(text)}
+        tags = {tag for text in dist.tags for tag in _tags(text)}
+        interpreters = {tag.interpreter for tag in tags}
+        machines = {m for tag in tags for m in _platforms_of(tag.platform)}
+        # on this machine as read (a described one is the description's: its files are not judged by it)
+        if machines and ctx.machine.detected and ctx.machine.platform is not None and ctx.machine.platform not in machines:
+            out.append(
+                finding(
+                    "DR070",
+                    f"{build.label} was installed from a wheel for {', '.join(sorted(str(m) for m in machines))}, but this machine is "
+                    f"{ctx.machine.platform}: it will not load here.",
+                    "Install it here with this environment's own Python:",
+                    ctx.repair.commands(),
+                )
+            )
+            continue
         if all(i.startswith("cp3") for i in interpreters) and want not in interpreters:
             out.append(
                 finding(
@@ -31,6 +45,18 @@ def python(ctx: Context) -> list[Finding]:
                 )
             )
     return out
+
+
+def _platforms_of(tag: str) -> tuple[str, ...]:
+    """cudafit's platforms of a wheel's platform tag (win_amd64: windows-x86_64); none for `any`
+    and for tags it does not name."""
+    if tag in ("win_amd64", "win_arm64"):
+        return ("windows-x86_64",) if tag == "win_amd64" else ("windows-arm64",)
+    if tag.startswith(("manylinux", "musllinux", "linux_")):
+        return tuple(f"linux-{arch}" for arch in ("x86_64", "aarch64") if tag.endswith(arch))
+    if tag.startswith("macosx_"):
+        return ("macos-arm64", "macos-x86_64") if tag.endswith("universal2") else ("macos-arm64",) if tag.endswith("arm64") else ("macos-x86_64",)
+    return ()
 
 
 def _tags(text: str) -> frozenset:

@@ -171,6 +171,29 @@ def _extra_in_use(ctx: Context, dist: str, extra: str) -> bool:
 _LOCAL_CUDA = re.compile(r"^cu(\d+?)(\d)$")
 
 
+def _variant(ctx: Context, local: Optional[str], torch_release: Version) -> Optional[str]:
+    """A build's tag (cu124, cpu, rocm6.2): its own local tag, else PyPI's build of that torch
+    release on this platform (the data's pypi_variant), else None (not known)."""
+    if local:
+        return local
+    from cudafit.frameworks import release_of
+
+    release = release_of("torch", Version(torch_release.public), ctx.matrices)
+    variants = getattr(release, "pypi_variant", None) or {}
+    return variants.get(ctx.machine.platform or "") if variants else None
+
+
+def _kind(tag: str) -> str:
+    """What loads beside what: the CUDA major of a CUDA build, else the build kind (cpu, rocm, xpu)."""
+    cuda = _LOCAL_CUDA.match(tag)
+    return f"cuda{cuda[1]}" if cuda else re.sub(r"[\d.]+$", "", tag)
+
+
+def _said(tag: str) -> str:
+    cuda = _LOCAL_CUDA.match(tag)
+    return f"a CUDA {cuda[1]} build" if cuda else f"a {tag.upper() if tag in ('cpu', 'xpu') else tag} build"
+
+
 def companions(ctx: Context) -> list[Finding]:
     """torchvision and torchaudio pin the torch they were built with (Requires-Dist torch==X in
     their METADATA) and load their compiled operators against it: another torch fails to load them
@@ -198,9 +221,11 @@ def companions(ctx: Context) -> list[Finding]:
         if made_for is not None and made_for.public != torch_version.public:
             wrong.append(f"{name} {dist.version} is made for torch {made_for.public} (its metadata pins it), not the installed {torch.version}")
             continue
-        theirs, mine = _LOCAL_CUDA.match(own.local or ""), _LOCAL_CUDA.match(torch_version.local or "")
-        if theirs and mine and theirs[1] != mine[1]:
-            wrong.append(f"{name} {dist.version} is a CUDA {theirs[1]} build beside torch {torch.version}, a CUDA {mine[1]} one")
+        # each side's build: its local tag, or PyPI's build of that torch release on this platform
+        theirs = _variant(ctx, own.local, made_for or torch_version)
+        mine = _variant(ctx, torch_version.local, torch_version)
+        if theirs and mine and _kind(theirs) != _kind(mine):
+            wrong.append(f"{name} {dist.version} is {_said(theirs)} beside torch {torch.version}, {_said(mine)}")
     if not wrong:
         return []
     return [
@@ -234,12 +259,51 @@ def jax_plugins(ctx: Context) -> list[Finding]:
         return []
     said = ", ".join(f"{d.name} {d.version}" for d in stale)
     pjrt = [n.replace("-plugin", "-pjrt") for n in (d.name for d in stale) if n.replace("-plugin", "-pjrt") in ctx.env.distributions]
+    remove = ctx.repair.pip("uninstall", *(d.name for d in stale), *pjrt)
+    kept = [name for name in ctx.env.distributions if _JAX_PLUGIN.fullmatch(name) and ctx.env.distributions[name] not in stale]
+    if kept:
+        # a plugin of jaxlib's own version is there too: it is the one jaxlib loads once the other goes
+        return [
+            finding("DR036", f"{said} is not of jaxlib {jaxlib.version}'s version: jaxlib skips it; {kept[0]} is the plugin it loads.", "Remove it:", (remove,))
+        ]
+    # the plugin of jaxlib's own version, of the CUDA major installed (its pjrt comes with it)
+    assert own is not None
+    wanted = [f"{d.name}[with-cuda]=={own.group(0)}" for d in stale]
     return [
         finding(
             "DR036",
             f"{said} is not of jaxlib {jaxlib.version}'s version: jaxlib does not load it (it warns that the plugin is not compatible and will not be used), "
             "so JAX runs on the CPU.",
-            "Remove the plugin and install JAX's CUDA build as one set:",
-            (ctx.repair.pip("uninstall", *(d.name for d in stale), *pjrt), *ctx.repair.commands()),
+            "Replace it with the plugin of jaxlib's version:",
+            (remove, ctx.repair.pip("install", *wanted)),
         )
     ]
+
+
+def numpy_two(ctx: Context) -> list[Finding]:
+    """NumPy 2 installed beside a framework built against NumPy 1.x (numpy-abi.toml): importing it
+    fails ("_ARRAY_API not found"), or, for torch, every NumPy conversion does."""
+    from cudafit.numpy_abi import built_on_numpy1
+
+    numpy = ctx.env.distributions.get("numpy")
+    try:
+        if numpy is None or Version(numpy.version).major < 2:
+            return []
+    except InvalidVersion:
+        return []
+    out = []
+    for build in ctx.env.builds:
+        fact = built_on_numpy1(ctx.matrices.numpy1, build.family, build.version, ctx.machine.platform)
+        if fact is None:
+            continue
+        fails = "importing it fails (_ARRAY_API not found)" if fact.effect == "import" else "every NumPy conversion fails (Numpy is not available)"
+        out.append(
+            finding(
+                "DR037",
+                f"{build.label} was built against NumPy 1.x, and numpy {numpy.version} is installed: {fails}.",
+                "Install a NumPy 1.x beside it (or a release of the framework built against NumPy 2):",
+                (ctx.repair.pip("install", "numpy<2"),),
+                severity="error" if fact.effect == "import" else "warning",
+            )
+        )
+    return out

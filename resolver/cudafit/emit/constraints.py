@@ -38,7 +38,14 @@ def render(resolution: Resolution, options: EmitOptions) -> str:
         if dist in named:
             continue
         users = [c.shown for c in resolution.candidates if dist in c.pins] or [c.shown for c in resolution.candidates if c.requires.get(dist)]
-        lines.append(f"{dist}{spec}  # {'required by ' + ', '.join(users) if users else 'the build the libraries are made against'}")
+        why = (
+            "required by " + ", ".join(users)
+            if users
+            else "a build of this set was made against NumPy 1.x, which NumPy 2 breaks"
+            if dist == "numpy"
+            else "the build the libraries are made against"
+        )
+        lines.append(f"{dist}{spec}  # {why}")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@ turns its nodes into Node records (node.py):
 - NDJSON: one such node object per line (a kubectl Node, or a {"name", "labels"} pair), read
   line by line so a large cluster's dump never sits in memory whole;
 - dcgm-exporter's metrics text (read_dcgm.py);
-- Slurm: `scontrol show nodes --json`, and `scontrol show nodes -o` text (read_slurm.py, gres.py);
+- Slurm: `scontrol show nodes --json`, and its text, default or `-o` (read_slurm.py, gres.py);
 - (pyproject.toml targets are read by `targets.py`, which needs the data to check them).
 
 A node that cannot be read as a machine (no GPU product, labels that disagree) becomes a Node with

@@ -1,4 +1,5 @@
-"""Slurm nodes, from `scontrol show nodes --json` and `scontrol show nodes -o` text. GRES types are
+"""Slurm nodes, from `scontrol show nodes --json`, and its text (`-o`, one line a node, or the
+default form, a node's lines indented under its NodeName= line). GRES types are
 site names, mapped to GPU names with `gres_map`, else read from `gpu_table` where they name a GPU
 family (gres.py); the driver comes from a node feature matching `driver_feature` (a regex with one
 group) or from `default_driver`. A node's pool is its first partition."""
@@ -107,14 +108,32 @@ def _slurm_value(text: Optional[str]) -> str:
     return "" if text in (None, "(null)") else str(text)
 
 
-def slurm_text_nodes(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
-    seen: dict[str, GresReading] = {}
+def _records(lines: Iterator[tuple[int, str]], label: str) -> Iterator[tuple[int, str]]:
+    """Each node's text with the line it starts on: one line each (`scontrol show nodes -o`), or
+    a NodeName= line and the indented lines under it, a blank line after each node (the default
+    `scontrol show nodes` output)."""
+    start = 0
+    parts: list[str] = []
     for number, text in lines:
+        if text[:1].isspace() and text.strip() and parts:
+            parts.append(text)  # the default form: a node's further lines are indented
+            continue
+        if parts:
+            yield start, " ".join(parts)
+            start, parts = 0, []
         if not text.strip():
             continue
+        if not text.startswith("NodeName="):
+            raise InputError(f"{label}:{number}: expected `scontrol show nodes` output (a NodeName=... line per node)")
+        start, parts = number, [text]
+    if parts:
+        yield start, " ".join(parts)
+
+
+def slurm_text_nodes(lines: Iterator[tuple[int, str]], label: str, options: Options) -> Iterator[Node]:
+    seen: dict[str, GresReading] = {}
+    for _number, text in _records(lines, label):
         fields = dict(part.split("=", 1) for part in text.split() if "=" in part)
-        if "NodeName" not in fields:
-            raise InputError(f"{label}:{number}: expected `scontrol show nodes -o` lines (NodeName=...)")
         yield _slurm_node(
             fields["NodeName"],
             fields.get("Gres", ""),

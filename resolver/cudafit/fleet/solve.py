@@ -149,8 +149,23 @@ def answer_classes(specs: list[str], classes: list[NodeClass], matrices: Matrice
             answers.append(ClassAnswer(cls, machine, None, f"broken: {broken}"))
             continue
         res = resolve(specs, machine, matrices, policy)
-        answers.append(ClassAnswer(cls, machine, res, None if res.ok else f"no answer of its own: {res.conflicts[0] if res.conflicts else 'no set runs'}"))
+        answers.append(ClassAnswer(cls, machine, res, None if res.ok else f"no answer of its own: {_deciding(res)}"))
     return answers
+
+
+def _deciding(res: Resolution) -> str:
+    """The one line that says why a class has no set: a cause about a framework none of whose
+    builds runs there (TensorFlow on a 470 driver), before causes about builds of a framework
+    that has others that run (torch's CUDA 13 builds, where its CUDA 11 ones run)."""
+    runnable = {c.family for builds in res.offered for c in builds}
+    for cause in res.causes:
+        family = cause.subject.split(" ")[0] if cause.subject else ""
+        if family and family not in runnable and cause.constraint not in ("hint",):
+            return cause.worded
+    joint = next((c for c in res.causes if c.constraint == "joint"), None)
+    if joint is not None:
+        return joint.worded
+    return res.conflicts[0] if res.conflicts else "no set runs"
 
 
 def solve_fleet(specs: list[str], classes: list[NodeClass], matrices: Matrices, policy: Policy, python: Optional[str]) -> FleetAnswer:

@@ -87,7 +87,9 @@ def watch(command: list[str], interval: float, pid: Optional[int] = None, proc_r
     finally:
         duration = clock()  # the run's, before the samplers' own stopping
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            # following a process, a second SIGTERM while the report is made would end watch without
+            # it: the report is what was asked for, and it comes first
+            signal.signal(signum, signal.SIG_IGN if child is None else handler)
         if gpu is not None:
             gpu.stop()
         # what the command wrote before it ended is copied within moments; a pump still reading
