@@ -1047,3 +1047,18 @@ def test_the_projects_platforms_are_the_ones_judged(tmp_path):
 def test_platforms_the_setting_does_not_know_are_bad_input(tmp_path, value):
     result = check(tmp_path, {"requirements.txt": "torch\n", "pyproject.toml": f"[tool.cudafit]\nplatforms = {value}\n"})
     assert result.exit_code == 2 and "[tool.cudafit] platforms" in result.stderr, result.stderr
+
+
+def test_a_release_built_against_numpy_1_beside_numpy_2(tmp_path):
+    # tensorflow 2.10.1 asks numpy>=1.20 and pip takes NumPy 2: its import fails (numpy-abi.toml)
+    found = check(tmp_path, {"requirements.txt": "tensorflow==2.10.1\n"}, "--output-format", "json")
+    cf021 = [f for f in json.loads(found.stdout) if f["code"] == "CF021"]
+    assert cf021 and cf021[0]["severity"] == "warning" and "importing it fails" in cf021[0]["message"]
+    # a numpy that admits no 2.x keeps it
+    assert "CF021" not in codes(tmp_path / "capped", {"requirements.txt": "tensorflow==2.10.1\nnumpy<2\n"})
+    assert "CF021" not in codes(tmp_path / "one", {"requirements.txt": "tensorflow==2.10.1\nnumpy==1.26.4\n"})
+    # torch asks for no numpy: only a numpy the file names brings NumPy 2
+    assert "CF021" not in codes(tmp_path / "torch", {"requirements.txt": "torch==2.1.2\n"})
+    assert "CF021" in codes(tmp_path / "torch-np", {"requirements.txt": "torch==2.1.2\nnumpy>=1.25\n"})
+    # a release built against NumPy 2 is none of this
+    assert "CF021" not in codes(tmp_path / "new", {"requirements.txt": "tensorflow==2.18.0\n"})

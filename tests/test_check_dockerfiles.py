@@ -701,3 +701,10 @@ def test_cmd_and_powershell_lines_are_not_read_as_a_posix_shells(tmp_path: Path)
     # a POSIX shell named by SHELL is read as before
     rc, out = check(tmp_path, 'FROM python:3.11\nSHELL ["/bin/bash", "-c"]\nRUN pip install "torch>=>2"\n')
     assert rc == 1 and "CF000" in out, out
+
+
+def test_a_refused_word_is_said_where_the_shell_computes_the_index(tmp_path: Path):
+    # open-mmlab/mmpose docker/serve/Dockerfile: `mmcv==${MMCV}}` beside an index URL of `cu${CUDA//./}`
+    text = 'FROM python:3.10\nARG MMCV="2.0.0rc4"\nARG CUDA="11.7"\nRUN pip install mmcv==${MMCV}} -f https://download.openmmlab.com/mmcv/dist/cu${CUDA//./}/torch1.13/index.html\n'
+    rc, out = check(tmp_path, text)
+    assert rc == 1 and "CF000 not a valid requirement: 'mmcv==2.0.0rc4}'" in out, out

@@ -38,7 +38,12 @@ def word_clash(clash: Clash, *, name_a: bool = True, advice: bool = True) -> str
         if clash.a_value == "cpu":
             return f"{library} is the CPU library, which loads beside a CPU {clash.dist} only, not CUDA {clash.b_value} ({other})"
         one = re.fullmatch(r"==(\d+\.\d+)\.\*", clash.a_value)
-        if one and "+" in library and not library.startswith("this"):
+        if one and library.startswith("this"):
+            return (
+                f"this build (its library for CUDA {one[1]}) loads beside a {clash.dist} of CUDA {one[1]} only, not CUDA {clash.b_value} ({other}): "
+                f"it loads the library of {clash.dist}'s CUDA version"
+            )
+        if one and "+" in library:
             # `bitsandbytes 0.46.0+cu120` is the data's name of one library of the wheel, not a version
             release, cuda = library.split("+")[0], one[1]
             return (

@@ -100,7 +100,16 @@ def read(path: Path) -> Document:
                     said = f"{raw!r} is computed by the shell as the image is built: cudafit cannot read it, so what it installs was not checked"
                     problems.append(Problem("CF013", said, where))
                 if any("$" in url for url in (install.index_url or "", *(u for u, _kind in install.extra))):
-                    continue  # an index the shell computes: where its requirements come from is not known here
+                    # an index the shell computes: where its requirements come from is not known here,
+                    # but a word pip refuses (`mmcv==${MMCV}}`) is refused wherever it comes from
+                    problems += [
+                        said
+                        for word, written in install.words
+                        if "$" not in word and "`" not in word
+                        for said in [pins.parse(word, _span(str(path), lines, first, last, written), index=install.index_url)]
+                        if isinstance(said, Problem)
+                    ]
+                    continue
                 builds_here = builds_here or install.build_here
                 mine: set[tuple[str, str]] = set()
                 for word, written in install.words:

@@ -17,6 +17,7 @@ from cudafit.check.index_rules import local_pins, pytorch_extra_index, unpaired_
 from cudafit.check.indexes import only_from_pypi
 from cudafit.check.joint_rules import joint_and_targets
 from cudafit.check.model import Document, Finding, Pin
+from cudafit.check.numpy_rules import numpy_one_builds
 from cudafit.check.platform_rules import marked_builds, marker_excludes_all, unpinned_cuda13
 from cudafit.check.rules import Target, finding
 from cudafit.check.wheels import Gap, Missing, compiled_platforms, gaps, judged, no_wheel, stated_pythons, wheel_key, wheel_pins
@@ -58,6 +59,7 @@ def check_document(doc: Document, matrices: Matrices, targets: tuple[Target, ...
         build_torch_differs,
         image_toolkit_differs,
         source_build_differs,
+        numpy_one_builds,
     ):
         found += rule(doc, matrices, releases)
     found += image_refused_on_targets(doc, matrices, targets)

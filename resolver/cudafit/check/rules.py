@@ -1,4 +1,4 @@
-"""The registry of `cudafit check`'s rules: each rule's stable code (CF000-CF020), name, severity and
+"""The registry of `cudafit check`'s rules: each rule's stable code (CF000-CF021), name, severity and
 summary; `finding`, which gives a finding its rule's severity; and `Target`, the machines the
 pinned set must run on. The rule bodies live in modules of their own (index_rules, platform_rules,
 build_rules, conda_rules, joint_rules) and `evaluate.check_document` runs them: this module sits
@@ -45,6 +45,12 @@ RULES = (
         "image-refused-on-target",
         "error",
         "a Dockerfile's image that does not start on a target's driver (NVIDIA_REQUIRE_CUDA, NGC's floor)",
+    ),
+    Rule(
+        "CF021",
+        "numpy-2-beside-numpy-1-build",
+        "warning",
+        "a release built against NumPy 1.x that pip puts beside NumPy 2 (the file keeps numpy below 2 nowhere)",
     ),
 )
 BY_CODE = {rule.code: rule for rule in RULES}
