@@ -7,6 +7,7 @@ host whose driver is older than the image's CUDA, unless a brand exception names
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import partial
 from typing import Any, NamedTuple, Optional
 
@@ -77,12 +78,18 @@ class UbuntuPython(NamedTuple):
     sources: tuple[str, ...]
 
 
-def read_ubuntu(doc: dict) -> tuple[UbuntuPython, ...]:
-    """The file's [[ubuntu]] tables (the header is read with its [[image]] ones)."""
+def _side_tables(doc: dict, table: str) -> Iterator[Entry]:
+    """Each [[table]] of the file besides its [[image]] ones (whose reader reads the header and
+    the date), as an Entry named by its own key; the caller finishes each."""
     sources = read_header(FILE, doc)
+    for i, raw in enumerate(entries(FILE, doc, table, table), 1):
+        yield Entry(FILE, f"[[{table}]] #{i} ({raw.get(table, '?') if isinstance(raw, dict) else '?'})", raw, sources)
+
+
+def read_ubuntu(doc: dict) -> tuple[UbuntuPython, ...]:
+    """The file's [[ubuntu]] tables."""
     out = []
-    for i, raw in enumerate(entries(FILE, doc, "ubuntu", "ubuntu"), 1):
-        e = Entry(FILE, f"[[ubuntu]] #{i} ({raw.get('ubuntu', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in _side_tables(doc, "ubuntu"):
         ubuntu = e.get("ubuntu", read_str)
         if not re.fullmatch(r"ubuntu\d{2}\.\d{2}", ubuntu):
             raise e.fail("ubuntu", "expected the release as image tags name it: ubuntu22.04")
@@ -105,11 +112,9 @@ class ImageRepository(NamedTuple):
 
 
 def read_repositories(doc: dict) -> tuple[ImageRepository, ...]:
-    """The file's [[repository]] tables (the header is read with its [[image]] ones)."""
-    sources = read_header(FILE, doc)
+    """The file's [[repository]] tables."""
     out = []
-    for i, raw in enumerate(entries(FILE, doc, "repository", "repository"), 1):
-        e = Entry(FILE, f"[[repository]] #{i} ({raw.get('repository', '?') if isinstance(raw, dict) else '?'})", raw, sources)
+    for e in _side_tables(doc, "repository"):
         repository = e.get("repository", read_str)
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*", repository):
             raise e.fail("repository", "expected a Docker Hub repository as `docker pull` names it: pytorch/pytorch")
