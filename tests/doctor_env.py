@@ -50,7 +50,8 @@ class FakeEnv:
         self.site.mkdir(parents=True)
         (root / "bin").mkdir()
         os.symlink(sys.executable, root / "bin" / "python")
-        (root / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\nversion = {PY}.0\n")
+        # as `python -m venv` writes it: without the key, site.py adds the base Python's own packages
+        (root / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\ninclude-system-site-packages = false\nversion = {PY}.0\n")
 
     def dist(self, name: str, version: str, requires: tuple[str, ...] = (), extras: tuple[str, ...] = (), tag: Optional[str] = None) -> "FakeEnv":
         folder = self.site / f"{name.replace('-', '_')}-{version}.dist-info"

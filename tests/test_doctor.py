@@ -808,7 +808,8 @@ def test_reinstall_at_the_same_version_is_forced(env):
 
 
 def test_fix_commands_use_uv_in_an_environment_uv_made_without_pip(env):
-    (env.prefix / "pyvenv.cfg").write_text(f"home = /usr/bin\nimplementation = CPython\nuv = 0.9.5\nversion_info = {PY}.0\n")
+    cfg = env.prefix / "pyvenv.cfg"
+    cfg.write_text(cfg.read_text() + "uv = 0.9.5\n")  # as uv writes it, beside the interpreter's own home
     env.torch("2.9.0+cpu", None)
     dr010 = next(f for f in json.loads(doctor(env, *H100_580).stdout)["findings"] if f["code"] == "DR010")
     assert dr010["commands"] and all(c.startswith("uv pip install --python ") for c in dr010["commands"]), dr010["commands"]
