@@ -117,6 +117,7 @@ def detect() -> Machine:
 
 def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Policy) -> answers.Resolution:
     from cudafit import staleness
+    from cudafit.resolution import for_the_machine
     from cudafit.resolution import resolve as solve
 
     texts = _texts("spec", specs)
@@ -124,7 +125,7 @@ def _solve(specs: Sequence[str], machine: Optional[Machine], policy: records.Pol
         raise InputError("expected a cudafit.Machine (from describe() or detect()) or None", field="machine", value=machine)
     matrices = _matrices()
     record = (machine or detect()).to_record()
-    return staleness.with_note(solve(list(texts), record, matrices, policy), matrices.data_date)
+    return for_the_machine(staleness.with_note(solve(list(texts), record, matrices, policy), matrices.data_date), matrices)
 
 
 def resolve(

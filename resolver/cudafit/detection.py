@@ -300,10 +300,10 @@ def interpreter_layout(exe: str, run: Optional[Runner] = None) -> Optional[Inter
     return InterpreterLayout(f"{major}.{minor}", Path(prefix), tuple(dict.fromkeys(sites)))
 
 
-def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
-    cfg = prefix / "pyvenv.cfg"
+def pyvenv_python(prefix: Path) -> Optional[str]:
+    """The Python minor a venv's pyvenv.cfg names ("3.12"), without running anything."""
     try:
-        for line in cfg.read_text().splitlines():
+        for line in (prefix / "pyvenv.cfg").read_text().splitlines():
             key, _, value = line.partition("=")
             if key.strip() in ("version_info", "version"):
                 parts = value.strip().split(".")
@@ -311,6 +311,13 @@ def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
                     return f"{parts[0]}.{parts[1]}"
     except OSError:
         pass
+    return None
+
+
+def python_of_prefix(prefix: Path, run: Runner = run_command) -> Optional[str]:
+    named = pyvenv_python(prefix)
+    if named:
+        return named
     for exe in (prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe", prefix / "Scripts" / "python.exe"):
         if exe.exists():
             return interpreter_version(str(exe), run)

@@ -28,15 +28,7 @@ def per_driver_floor(
     answers: list[FloorAnswer] = []
     results: dict[int, Resolution] = {}
     default = matrices.unknown_driver_major
-    need = rules.gpus_first_driver(matrices, machine)
-    if need and "." not in need:
-        # A branch ("570") stands for its drivers, the oldest of which the toolkits name (CUDA 12.8:
-        # 570.26); taken as "570.00" it would fail that toolkit's own-driver checks (PTX JIT).
-        windows = machine.os in ("windows", "wsl")
-        named = [t.windows_driver_min if windows else t.linux_driver_min for t in matrices.toolkits.values()]
-        in_branch = [d for d in named if d and d != "unknown" and d.split(".")[0] == need]
-        if in_branch:
-            need = min(in_branch, key=driver_key)
+    need = rules.gpus_oldest_driver(matrices, machine)
     floors = {}
     for major in sorted(matrices.compat, reverse=True):
         floor, _rule = rules.driver_floor(matrices, machine, Version(f"{major}.0"), False)

@@ -90,3 +90,14 @@ def _numpy_one(res: Resolution, matrices: Matrices) -> Resolution:
     if not said:
         return res
     return res._replace(shared_pins={**res.shared_pins, "numpy": "<2"}, warnings=(*res.warnings, *said))
+
+
+def for_the_machine(res: Resolution, matrices: Matrices) -> Resolution:
+    """The answer for one machine, as resolve prints it and the API returns it: its driver floor
+    raised to what its GPUs need (a B200 needs R570 whatever its build's CUDA 12 floor). Fleet and
+    Dockerfile answers for many machines keep the builds' own floor."""
+    if not res.driver_min:
+        return res
+    from cudafit import rules
+
+    return res._replace(driver_min=rules.floor_for_gpus(res.driver_min, res.machine, matrices))

@@ -145,18 +145,25 @@ def gpus_first_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
     return max(branches, key=driver_key) if branches else None
 
 
+def gpus_oldest_driver(matrices: Matrices, machine: Machine) -> Optional[str]:
+    """The oldest driver every GPU's architecture runs on: its branch ("570") stands for the oldest
+    driver of it a toolkit names (CUDA 12.8: 570.26), since "570.00" would fail that toolkit's own
+    driver checks (PTX JIT); the branch itself where no toolkit names one of it."""
+    need = gpus_first_driver(matrices, machine)
+    if need and "." not in need:
+        windows = machine.os in ("windows", "wsl")
+        named = [t.windows_driver_min if windows else t.linux_driver_min for t in matrices.toolkits.values()]
+        in_branch = [d for d in named if d and d != "unknown" and d.split(".")[0] == need]
+        need = min(in_branch, key=driver_key) if in_branch else need
+    return need
+
+
 def floor_for_gpus(floor: str, machine: Machine, matrices: Matrices) -> str:
     """A set's driver floor (its CUDA builds' own), raised to the branch the machine's GPUs'
     architecture needs: a B200 on a CUDA 12.9 build needs R570 (12.8's 570.26), not 12.x's 525."""
     if not floor:
         return ""
-    need = gpus_first_driver(matrices, machine)
-    if need and "." not in need:
-        # A branch ("570") stands for its drivers, the oldest of which a toolkit names (12.8: 570.26)
-        windows = machine.os in ("windows", "wsl")
-        named = [t.windows_driver_min if windows else t.linux_driver_min for t in matrices.toolkits.values()]
-        in_branch = [d for d in named if d and d != "unknown" and d.split(".")[0] == need]
-        need = min(in_branch, key=driver_key) if in_branch else need
+    need = gpus_oldest_driver(matrices, machine)
     return max(floor, need, key=driver_key) if need else floor
 
 

@@ -45,6 +45,7 @@ def resolve(
     from cudafit.errors import InputError
     from cudafit.machine import build_machine
     from cudafit.report import resolution_json, resolution_text
+    from cudafit.resolution import for_the_machine
     from cudafit.resolution import resolve as solve
 
     if output == "-":  # standard output, as in most tools
@@ -69,12 +70,7 @@ def resolve(
         if why_not:
             raise click.UsageError("--why explains the answer for a machine; it does not combine with --inside")
         return _inside(list(specs), inside, described.python, machine, matrices, policy, as_json, fmt, put)
-    res = staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date)
-    if res.driver_min:
-        from cudafit import rules
-
-        # the machine's GPUs count: a B200 needs R570 whatever its build's CUDA 12 floor
-        res = res._replace(driver_min=rules.floor_for_gpus(res.driver_min, machine, matrices))
+    res = for_the_machine(staleness.with_note(solve(list(specs), machine, matrices, policy), matrices.data_date), matrices)
     if fmt == "dockerfile":
         from cudafit.containers.cuda_base import for_cuda_image
 

@@ -48,8 +48,8 @@ def read_target(python_exe: str, prefix: Path, *, python: Optional[str] = None) 
     the interpreter does not run here. `python`: the version to assume where nothing tells it."""
     layout = detect.interpreter_layout(python_exe)
     if layout is None:
-        own = detect.python_of_prefix(prefix) if prefix.joinpath("pyvenv.cfg").is_file() else detect.interpreter_version(python_exe)
-        env = read_environment(prefix, python_exe, python=own or python)
+        # the interpreter did not answer: what its pyvenv.cfg says, without running it again
+        env = read_environment(prefix, python_exe, python=detect.pyvenv_python(prefix) or python)
         # said: a user site or system packages it would import were not read, and a build for
         # another machine (a Windows environment read from Linux) may be why
         said = f"the environment's interpreter {python_exe} did not run here (or did not answer): only the folder's own site-packages were read"
@@ -61,7 +61,7 @@ def read_environment(prefix: Path, interpreter: Optional[str], *, python: Option
     """What the environment at `prefix` holds; `sites`: its package folders in import order (by
     default the prefix's own site-packages)."""
     problems: list[str] = []
-    python = python or detect.python_of_prefix(prefix)
+    python = python or detect.pyvenv_python(prefix)  # the interpreter was asked by read_target, where it runs
     if sites is None:
         sites = _site_packages(prefix, python, problems)
     dists = _distributions(sites, problems)
